@@ -1,0 +1,524 @@
+"""Walk the content tree, parse strictly, and validate every document into resources.
+
+Content comes from strangers' pull requests, so nothing here trusts it: symlinks, special files,
+huge files, bad bytes, duplicate keys, non-finite or inexact numbers and absurd nesting are all
+reported as problems, each tied to a file and a JSON path, and loading goes on to the next file so
+that one run reports everything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sitegen.digest import API_VERSION, digest
+from sitegen.problems import Problem, json_path
+from sitegen.resources import KINDS, Resource
+
+MAX_FILE_BYTES = 4 * 1024 * 1024  # one resource or bundle; the largest real one is ~5 KB
+MAX_EXPORT_BYTES = 512 * 1024 * 1024  # a JSON Lines export holds many bundles
+MAX_DEPTH = 32  # the deepest real resource nests 7 levels
+MAX_SAFE_INTEGER = 2**53 - 1  # beyond this, RFC 8785 (IEEE doubles) cannot represent integers
+BUNDLE_KEYS = frozenset({"run", "protocol", "environment"})
+BUNDLE_ROLES = {
+    "run": "BenchmarkRun",
+    "protocol": "BenchmarkProtocol",
+    "environment": "ExecutionEnvironment",
+}
+
+
+@dataclass(frozen=True)
+class LoadedResource:
+    """A validated resource and the place it came from."""
+
+    path: str  # display path: `content/runs/x.json`, or `content/x.jsonl:12` for an export line
+    where: str  # JSON path of the resource inside its document: "" or a bundle key
+    resource: Resource
+    digest: str
+
+    @property
+    def kind(self) -> str:
+        return self.resource.kind  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def name(self) -> str:
+        return self.resource.metadata.name
+
+    def at(self, location: str) -> str:
+        """The JSON path of `location` (inside the resource) within its document."""
+        return f"{self.where}.{location}" if self.where else location
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    resources: list[LoadedResource]
+    problems: list[Problem]
+    file_count: int
+
+
+def load_content(content_dir: Path) -> LoadResult:
+    """Every resource under `content_dir`, and every problem found on the way."""
+    resources: list[LoadedResource] = []
+    problems: list[Problem] = []
+    file_count = 0
+    label = content_dir.resolve().name or "content"
+    for path, relative in _walk(content_dir, problems, label):
+        file_count += 1
+        shown = f"{label}/{relative}"
+        if path.suffix == ".jsonl":
+            _load_export(path, shown, resources, problems)
+        else:
+            _load_file(path, shown, resources, problems)
+    return LoadResult(resources, problems, file_count)
+
+
+def load_files(paths: list[Path]) -> LoadResult:
+    """Resources in the named files (for `sitegen digest`), shown by the path as given."""
+    resources: list[LoadedResource] = []
+    problems: list[Problem] = []
+    for path in paths:
+        shown = str(path)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError as error:
+            problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
+            continue
+        if stat.S_ISLNK(mode):
+            problems.append(Problem(shown, "-", "symbolic links are not allowed in content"))
+        elif not stat.S_ISREG(mode):
+            problems.append(Problem(shown, "-", "not a regular file"))
+        elif path.suffix == ".jsonl":
+            _load_export(path, shown, resources, problems)
+        else:
+            _load_file(path, shown, resources, problems)
+    return LoadResult(resources, problems, len(paths))
+
+
+# --- the file system ----------------------------------------------------------------------------
+
+
+def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Path, str]]:
+    """Regular `.json`/`.jsonl` files in sorted order; never follows a symlink."""
+    try:
+        mode = os.lstat(root).st_mode
+    except OSError as error:
+        problems.append(Problem(label, "-", f"cannot read content directory: {error.strerror}"))
+        return
+    if not stat.S_ISDIR(mode):
+        problems.append(Problem(label, "-", "content path is not a directory"))
+        return
+    stack = [(root, "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError as error:
+            problems.append(
+                Problem(
+                    f"{label}/{prefix}".rstrip("/"), "-", f"cannot list directory: {error.strerror}"
+                )
+            )
+            continue
+        subdirectories = []
+        for name in names:
+            relative = f"{prefix}{name}"
+            shown = f"{label}/{relative}"
+            # Dot-files are tooling; `_` folders hold site data (import reports), not resources.
+            if name.startswith((".", "_")):
+                continue
+            path = directory / name
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                problems.append(Problem(shown, "-", "symbolic links are not allowed in content"))
+            elif stat.S_ISDIR(mode):
+                subdirectories.append((path, f"{relative}/"))
+            elif not stat.S_ISREG(mode):
+                problems.append(Problem(shown, "-", "not a regular file"))
+            elif name.endswith((".json", ".jsonl")):
+                yield path, relative
+            elif not name.endswith(".md"):
+                problems.append(
+                    Problem(
+                        shown,
+                        "-",
+                        "unexpected file type",
+                        "content holds .json resources, .jsonl exports and .md notes",
+                    )
+                )
+        stack.extend(reversed(subdirectories))
+
+
+def _read_bytes(path: Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
+    size = os.lstat(path).st_size
+    if size > limit:
+        problems.append(Problem(shown, "-", f"file is {size:,} bytes, over the limit of {limit:,}"))
+        return None
+    # O_NOFOLLOW: the file could be swapped for a symlink between the walk and the read.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        problems.append(Problem(shown, "-", f"file grew over the limit of {limit:,} bytes"))
+        return None
+    return data
+
+
+def _decode(data: bytes, shown: str, problems: list[Problem]) -> str | None:
+    if data.startswith(b"\xef\xbb\xbf"):
+        problems.append(
+            Problem(shown, "-", "file starts with a byte order mark", "save as UTF-8 without BOM")
+        )
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        problems.append(
+            Problem(
+                shown,
+                f"line {line}",
+                f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})",
+            )
+        )
+        return None
+
+
+# --- strict JSON --------------------------------------------------------------------------------
+
+
+class _Rejected:
+    """A number the format cannot hold; reported with its JSON path after parsing."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+
+
+class _DuplicateKeys(dict[str, Any]):
+    duplicates: list[str]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        marked = _DuplicateKeys(result)
+        marked.duplicates = sorted({k for k, _ in pairs if k in seen or seen.add(k)})
+        return marked
+    return result
+
+
+def _integer(text: str) -> int | _Rejected:
+    value = int(text)
+    if abs(value) > MAX_SAFE_INTEGER:
+        return _Rejected(text, "integer out of range (beyond ±2^53−1, not exact in JSON numbers)")
+    return value
+
+
+def _float(text: str) -> float | _Rejected:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        return _Rejected(text, "number out of range (overflows a double)")
+    return value
+
+
+def _constant(text: str) -> _Rejected:
+    return _Rejected(text, f"{text} is not valid JSON (numbers must be finite)")
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object, parse_int=_integer, parse_float=_float, parse_constant=_constant
+)
+
+
+def parse_json(text: str) -> tuple[Any, list[tuple[str, str]]]:
+    """Parse one JSON text strictly: returns the value and (json path, message) problems.
+
+    Raises `json.JSONDecodeError` for syntax errors (with line and column).
+    """
+    try:
+        value = _DECODER.decode(text)
+    except RecursionError:
+        return None, [("$", f"nesting deeper than {MAX_DEPTH} levels")]
+    return value, _inspect(value)
+
+
+def _inspect(root: Any) -> list[tuple[str, str]]:
+    """Problems the parser lets through: duplicates, nulls, bad numbers, depth, lone surrogates."""
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
+    while stack:
+        value, location = stack.pop()
+        if len(location) > MAX_DEPTH:
+            found.append((json_path(location), f"nesting deeper than {MAX_DEPTH} levels"))
+            continue
+        if isinstance(value, dict):
+            for key in getattr(value, "duplicates", ()):
+                found.append((json_path((*location, key)), f"duplicate key {_quote(key)}"))
+            for key, item in value.items():
+                if _has_surrogate(key):
+                    found.append((json_path(location), "key holds a lone UTF-16 surrogate"))
+                stack.append((item, (*location, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*location, i)) for i, item in enumerate(value))
+        elif isinstance(value, _Rejected):
+            found.append((json_path(location), value.reason))
+        elif value is None:
+            found.append(
+                (
+                    json_path(location),
+                    "null is not allowed",
+                )
+            )
+        elif isinstance(value, str) and _has_surrogate(value):
+            found.append((json_path(location), "string holds a lone UTF-16 surrogate"))
+    return found
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text) if not text.isascii() else False
+
+
+def _quote(value: Any, limit: int = 60) -> str:
+    """A content string made safe to print on one line: JSON-quoted, ASCII, cut."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- documents ----------------------------------------------------------------------------------
+
+
+def _load_file(
+    path: Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    data = _read_bytes(path, shown, MAX_FILE_BYTES, problems)
+    text = None if data is None else _decode(data, shown, problems)
+    if text is None:
+        return
+    _load_document(text, shown, resources, problems)
+
+
+def _load_export(
+    path: Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    data = _read_bytes(path, shown, MAX_EXPORT_BYTES, problems)
+    text = None if data is None else _decode(data, shown, problems)
+    if text is None:
+        return
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_FILE_BYTES:
+            problems.append(Problem(f"{shown}:{number}", "-", "line is over the size limit"))
+            continue
+        _load_document(line, f"{shown}:{number}", resources, problems, export=True)
+
+
+def _load_document(
+    text: str,
+    shown: str,
+    resources: list[LoadedResource],
+    problems: list[Problem],
+    export: bool = False,
+) -> None:
+    try:
+        value, found = parse_json(text)
+    except json.JSONDecodeError as error:
+        message = error.msg[0].lower() + error.msg[1:]
+        problems.append(Problem(shown, f"{error.lineno}:{error.colno}", f"invalid JSON: {message}"))
+        return
+    if found:
+        problems.extend(Problem(shown, where, message) for where, message in found)
+        return
+    if isinstance(value, dict) and set(value) == BUNDLE_KEYS:
+        _load_bundle(value, shown, resources, problems)
+    elif isinstance(value, dict) and "apiVersion" in value and not export:
+        loaded = validate_resource(value, shown, "", problems)
+        if loaded:
+            resources.append(loaded)
+    else:
+        expected = "a run bundle" if export else "a resource or a run bundle"
+        problems.append(
+            Problem(
+                shown,
+                "$",
+                f"not {expected}",
+                "a resource has apiVersion, kind, metadata and spec; a bundle has "
+                "exactly run, protocol and environment",
+            )
+        )
+
+
+def _load_bundle(
+    value: dict[str, Any], shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    """A stored run bundle: its protocol and environment must hash to the run's digests."""
+    members: dict[str, LoadedResource] = {}
+    for role, kind in BUNDLE_ROLES.items():
+        part = value[role]
+        loaded = validate_resource(part, shown, role, problems, expected_kind=kind)
+        if loaded:
+            members[role] = loaded
+            resources.append(loaded)
+    run = members.get("run")
+    if run is None:
+        return
+    for role, field in (("protocol", "protocolDigest"), ("environment", "environmentDigest")):
+        member = members.get(role)
+        claimed = run.resource.spec_json()[field]
+        if member and member.digest != claimed:
+            problems.append(
+                Problem(
+                    shown,
+                    role,
+                    f"embedded {member.kind} hashes to {member.digest}, but run.spec.{field} is "
+                    f"{claimed}",
+                    "was it edited after the run was recorded?",
+                )
+            )
+
+
+def validate_resource(
+    value: Any, shown: str, where: str, problems: list[Problem], expected_kind: str | None = None
+) -> LoadedResource | None:
+    """Validate one resource object; report every problem under `where`."""
+    prefix = f"{where}." if where else ""
+    if not isinstance(value, dict):
+        problems.append(
+            Problem(shown, where or "$", f"expected a resource object, got {_json_type(value)}")
+        )
+        return None
+    kind = value.get("kind")
+    if value.get("apiVersion") != API_VERSION:
+        problems.append(
+            Problem(
+                shown,
+                f"{prefix}apiVersion",
+                f"expected {_quote(API_VERSION)}, got {_describe(value.get('apiVersion'))}",
+            )
+        )
+        return None
+    if kind not in KINDS or (expected_kind and kind != expected_kind):
+        allowed = expected_kind or ", ".join(sorted(KINDS))
+        problems.append(
+            Problem(shown, f"{prefix}kind", f"expected {allowed}, got {_describe(kind)}")
+        )
+        return None
+    try:
+        resource = KINDS[kind].model_validate(value)
+    except ValidationError as error:
+        problems.extend(
+            Problem(shown, f"{prefix}{path}", message)
+            for path, message in describe_errors(error, value)
+        )
+        return None
+    return LoadedResource(shown, where, resource, digest(kind, resource.spec_json()))
+
+
+# --- turning pydantic errors into problems ------------------------------------------------------
+
+_TYPE_NAMES = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "string_type": "a string",
+    "bool_type": "a boolean",
+    "dict_type": "an object",
+    "list_type": "a list",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
+
+
+def describe_errors(error: ValidationError, document: Any) -> list[tuple[str, str]]:
+    """One (json path, message) per place, in the author's terms.
+
+    Pydantic puts union member tags into `loc`; walking the document itself tells a key from a
+    tag. Several failed union members at one place collapse into one "expected A or B".
+    """
+    by_place: dict[str, list[dict[str, Any]]] = {}
+    values: dict[str, Any] = {}
+    for detail in error.errors(include_url=False, include_context=True):
+        location, value, is_key = _locate(detail["loc"], document)
+        if detail["type"] == "missing":
+            location = (*location, detail["loc"][-1])
+        path = json_path(location) + (" (key)" if is_key else "")
+        by_place.setdefault(path, []).append(detail)
+        values[path] = value
+    found = []
+    for path, details in by_place.items():
+        found.append((path, _message(details, values[path])))
+    return found
+
+
+def _locate(loc: tuple[Any, ...], document: Any) -> tuple[tuple[str | int, ...], Any, bool]:
+    location: list[str | int] = []
+    node = document
+    for step in loc:
+        if step == "[key]":
+            return tuple(location), location[-1] if location else None, True
+        if isinstance(node, dict) and isinstance(step, str) and step in node:
+            node = node[step]
+            location.append(step)
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+            location.append(step)
+        # anything else is a union tag, or the name of a missing field: not a place in the JSON
+    return tuple(location), node, False
+
+
+def _message(details: list[dict[str, Any]], value: Any) -> str:
+    types = [d["type"] for d in details]
+    if "missing" in types:
+        return "required field is missing"
+    if "extra_forbidden" in types:
+        return "unknown field"
+    expected = [_TYPE_NAMES[t] for t in types if t in _TYPE_NAMES]
+    if expected and len(expected) == len(types):
+        unique = list(dict.fromkeys(expected))
+        if unique == ["an integer", "a number"]:
+            unique = ["a number"]
+        return f"expected {' or '.join(unique)}, got {_describe(value)}"
+    # Prefer the most specific failure: a value error beats the type errors of other members.
+    specific = [d for d in details if d["type"] not in _TYPE_NAMES] or details
+    detail = specific[0]
+    kind = detail["type"]
+    if kind == "string_pattern_mismatch":
+        return f"{_quote(value)} does not match {detail['ctx']['pattern']}"
+    if kind == "literal_error":
+        return f"expected one of {detail['ctx']['expected']}, got {_describe(value)}"
+    if kind == "value_error":
+        return str(detail["ctx"]["error"])
+    text = str(detail["msg"]).removeprefix("Value error, ")
+    return text[0].lower() + text[1:] if text else kind
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return f"{_json_type(value)} {_quote(value)}"
+    return _json_type(value) if value is not None else "nothing"

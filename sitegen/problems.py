@@ -1,0 +1,82 @@
+"""Problems found in content: one shape, `path: json.path: message[; hint]`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One mistake in the content, tied to a file and a place inside it."""
+
+    path: str  # source path as shown to the author (relative to the content root's parent)
+    where: str  # JSON path such as `spec.axes.rows.role`, or `line 3:14`, or `-` for the file
+    message: str
+    hint: str = ""
+    severity: Severity = Severity.ERROR
+
+    def line(self) -> str:
+        prefix = "warning: " if self.severity is Severity.WARNING else ""
+        text = f"{self.path}: {self.where}: {prefix}{self.message}"
+        return f"{text}; hint: {self.hint}" if self.hint else text
+
+
+class ContentError(Exception):
+    """The content tree has problems; carries every one of them."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = sorted(problems)
+        super().__init__(f"{len(self.problems)} problem(s) in content")
+
+
+def json_path(location: Iterable[str | int]) -> str:
+    """`('spec', 'inputs', 0, 'name')` → `spec.inputs[0].name`."""
+    text = ""
+    for part in location:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif text:
+            text += f".{part}"
+        else:
+            text = str(part)
+    return text or "$"
+
+
+def errors(problems: Iterable[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity is Severity.ERROR]
+
+
+def warnings(problems: Iterable[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity is Severity.WARNING]
+
+
+def promote_warnings(problems: Iterable[Problem]) -> list[Problem]:
+    """`--strict`: every warning becomes an error."""
+    return [
+        Problem(p.path, p.where, p.message, p.hint) if p.severity is Severity.WARNING else p
+        for p in problems
+    ]
+
+
+def format_report(problems: Iterable[Problem], resource_count: int, file_count: int) -> str:
+    """Every problem on its own line, sorted, then one summary line."""
+    ordered = sorted(problems)
+    lines = [p.line() for p in ordered]
+    n_errors = len(errors(ordered))
+    n_warnings = len(warnings(ordered))
+    if n_errors:
+        verdict = f"{n_errors} error{'s' if n_errors != 1 else ''}"
+    else:
+        verdict = "ok"
+    summary = (
+        f"{verdict}, {n_warnings} warning{'s' if n_warnings != 1 else ''}: "
+        f"{resource_count} resources in {file_count} files"
+    )
+    return "\n".join([*lines, summary])
