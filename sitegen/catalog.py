@@ -85,7 +85,8 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
                     Problem(
                         entry.path,
                         entry.at(location),
-                        f"expected a {target}, but {value} is a {found.kind} "
+                        f"expected {_article(target)} {target}, but {value} is "
+                        f"{_article(found.kind)} {found.kind} "
                         f"({found.name!r} in {found.path})",
                     )
                 )
@@ -169,6 +170,10 @@ def _dangling_hint(
     if not candidates:
         return f"the content holds no {target} at all"
     return ""
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "AEIOU" else "a"
 
 
 def _sha256(value: Any) -> str:

@@ -14,9 +14,10 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from sitegen.digest import API_VERSION, digest
 from sitegen.problems import Problem, json_path
@@ -337,6 +338,8 @@ def _load_document(
         value, found = parse_json(text)
     except json.JSONDecodeError as error:
         message = error.msg[0].lower() + error.msg[1:]
+        if message.endswith(" at"):  # "Invalid control character at": the place is in `where`
+            message = message[:-3] + " in a string"
         problems.append(Problem(shown, f"{error.lineno}:{error.colno}", f"invalid JSON: {message}"))
         return
     if found:
@@ -411,7 +414,7 @@ def validate_resource(
         )
         return None
     if kind not in KINDS or (expected_kind and kind != expected_kind):
-        allowed = expected_kind or ", ".join(sorted(KINDS))
+        allowed = expected_kind or "one of " + ", ".join(sorted(KINDS))
         problems.append(
             Problem(shown, f"{prefix}kind", f"expected {allowed}, got {_describe(kind)}")
         )
@@ -420,8 +423,8 @@ def validate_resource(
         resource = KINDS[kind].model_validate(value)
     except ValidationError as error:
         problems.extend(
-            Problem(shown, f"{prefix}{path}", message)
-            for path, message in describe_errors(error, value)
+            Problem(shown, f"{prefix}{path}", message, hint)
+            for path, message, hint in describe_errors(error, value)
         )
         return None
     return LoadedResource(shown, where, resource, digest(kind, resource.spec_json()))
@@ -441,8 +444,8 @@ _TYPE_NAMES = {
 }
 
 
-def describe_errors(error: ValidationError, document: Any) -> list[tuple[str, str]]:
-    """One (json path, message) per place, in the author's terms.
+def describe_errors(error: ValidationError, document: Any) -> list[tuple[str, str, str]]:
+    """One (json path, message, hint) per place, in the author's terms.
 
     Pydantic puts union member tags into `loc`; walking the document itself tells a key from a
     tag. Several failed union members at one place collapse into one "expected A or B".
@@ -456,10 +459,60 @@ def describe_errors(error: ValidationError, document: Any) -> list[tuple[str, st
         path = json_path(location) + (" (key)" if is_key else "")
         by_place.setdefault(path, []).append(detail)
         values[path] = value
+    model = type(_resource_model(document))
     found = []
     for path, details in by_place.items():
-        found.append((path, _message(details, values[path])))
+        hint = ""
+        if details[0]["type"] == "extra_forbidden":
+            allowed = _allowed_fields(model, details[0]["loc"][:-1])
+            hint = "allowed here: " + ", ".join(allowed) if allowed else ""
+        found.append((path, _message(details, values[path]), hint))
     return found
+
+
+def _resource_model(document: Any) -> Any:
+    return KINDS[document["kind"]].model_construct()
+
+
+def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The field names an object at `loc` may hold, found by walking the model's types."""
+    current: Any = model
+    for step in loc:
+        current = _step_into(current, step)
+        if current is None:
+            return []
+    current = _unwrap(current)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return sorted(f.alias or name for name, f in current.model_fields.items())
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """`Annotated[X, …]` → X; `X | None` → X (the only non-None member)."""
+    while True:
+        if get_origin(annotation) is Annotated:
+            annotation = get_args(annotation)[0]
+            continue
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        if get_origin(annotation) in (Union, UnionType) and len(members) == 1:
+            annotation = members[0]
+            continue
+        return annotation
+
+
+def _step_into(annotation: Any, step: Any) -> Any:
+    current = _unwrap(annotation)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        for name, info in current.model_fields.items():
+            if (info.alias or name) == step:
+                return info.annotation
+        return current if step == current.__name__ else None  # a union tag names the model
+    origin = get_origin(current)
+    if origin is list and isinstance(step, int):
+        return get_args(current)[0]
+    if origin is dict and isinstance(step, str):
+        return get_args(current)[1]
+    return None
 
 
 def _locate(loc: tuple[Any, ...], document: Any) -> tuple[tuple[str | int, ...], Any, bool]:

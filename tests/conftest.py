@@ -1,0 +1,38 @@
+"""Shared test fixtures: where the shared reference data lives, and golden-file regeneration."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+# shared/ lies beside the repository: in a session's checkout and in CI's fresh clone alike.
+SHARED = REPOSITORY.parent / "shared"
+FIXTURES = REPOSITORY / "tests" / "fixtures"
+
+# `SITEGEN_REGENERATE=1 pytest` rewrites every expected-output file instead of comparing.
+REGENERATE = os.environ.get("SITEGEN_REGENERATE") == "1"
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    assert SHARED.is_dir(), f"the shared reference data is missing: {SHARED}"
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def seed_row(shared: Path) -> dict[str, Any]:
+    return read_json(shared / "reference" / "liger-seed-row.json")  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def example_bundle(shared: Path) -> dict[str, Any]:
+    return read_json(shared / "examples" / "layer-norm-backward-liger-h100.json")  # type: ignore[no-any-return]
