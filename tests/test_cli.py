@@ -1,0 +1,71 @@
+"""The command line: exit codes, the report's shape, and `sitegen digest`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.cli import main
+from tests.conftest import SHARED
+
+
+def test_check_example_is_clean(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "run.json").write_bytes(
+        (SHARED / "examples" / "layer-norm-backward-liger-h100.json").read_bytes()
+    )
+    assert main(["check", str(content)]) == 0
+    assert capsys.readouterr().out == "ok, 0 warnings: 3 resources in 1 files\n"
+
+
+def test_check_reports_content_problems_with_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "a.json").write_text('{"x": 1,}')
+    assert main(["check", str(tmp_path / "content")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "content/a.json: 1:9: invalid JSON: expecting property name enclosed in double quotes",
+        "1 error, 0 warnings: 0 resources in 1 files",
+    ]
+
+
+def test_usage_errors_exit_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sitegen.cli", "check", "--no-such-option"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "usage: sitegen" in result.stderr
+
+
+def test_digest_prints_kind_name_and_digest(
+    capsys: pytest.CaptureFixture[str], seed_row: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "operation.json"
+    path.write_text(json.dumps(seed_row["operation"]["resource"]))
+    assert main(["digest", str(path)]) == 0
+    assert capsys.readouterr().out == (
+        f"{path}\tOperationSpec\tliger-layer-norm\t{seed_row['operation']['digest']}\n"
+    )
+
+
+def test_digest_of_a_bundle_names_each_member(capsys: pytest.CaptureFixture[str]) -> None:
+    example = SHARED / "examples" / "layer-norm-backward-liger-h100.json"
+    assert main(["digest", str(example)]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [(r[0].split("#")[1], r[1]) for r in rows] == [
+        ("run", "BenchmarkRun"),
+        ("protocol", "BenchmarkProtocol"),
+        ("environment", "ExecutionEnvironment"),
+    ]
+    assert rows[0][3] == "sha256:f0cf6dd69e048a9b8a36f49fe2ac18abee9a512e48d2f92dd7cfd4d03a280b86"

@@ -1,0 +1,127 @@
+"""The strict loader: file-system and byte-level cases a committed fixture cannot hold."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.load import MAX_FILE_BYTES, load_content, load_files, parse_json
+
+
+def write_example(root: Path, example_bundle: dict[str, Any]) -> Path:
+    content = root / "content"
+    content.mkdir()
+    (content / "example.json").write_text(json.dumps(example_bundle), encoding="utf-8")
+    return content
+
+
+def lines(problems: list[Any]) -> list[str]:
+    return [p.line() for p in sorted(problems)]
+
+
+def test_example_bundle_loads_clean(tmp_path: Path, example_bundle: dict[str, Any]) -> None:
+    result = load_content(write_example(tmp_path, example_bundle))
+    assert result.problems == []
+    assert [r.kind for r in result.resources] == [
+        "BenchmarkRun",
+        "BenchmarkProtocol",
+        "ExecutionEnvironment",
+    ]
+    assert [r.where for r in result.resources] == ["run", "protocol", "environment"]
+
+
+def test_huge_file_is_refused_without_reading_it(
+    tmp_path: Path, example_bundle: dict[str, Any]
+) -> None:
+    content = write_example(tmp_path, example_bundle)
+    with open(content / "huge.json", "wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)  # sparse: costs no disk
+    result = load_content(content)
+    assert lines(result.problems) == [
+        f"content/huge.json: -: file is {MAX_FILE_BYTES + 1:,} bytes, over the limit of "
+        f"{MAX_FILE_BYTES:,}"
+    ]
+    assert len(result.resources) == 3
+
+
+def test_fifo_and_other_special_files_are_refused(
+    tmp_path: Path, example_bundle: dict[str, Any]
+) -> None:
+    content = write_example(tmp_path, example_bundle)
+    os.mkfifo(content / "pipe.json")  # opening it for reading would block forever
+    result = load_content(content)
+    assert lines(result.problems) == ["content/pipe.json: -: not a regular file"]
+
+
+def test_symlinked_content_root_is_followed_but_not_links_inside(
+    tmp_path: Path, example_bundle: dict[str, Any]
+) -> None:
+    content = write_example(tmp_path, example_bundle)
+    (content / "escape").symlink_to(tmp_path)
+    result = load_content(content)
+    assert lines(result.problems) == [
+        "content/escape: -: symbolic links are not allowed in content"
+    ]
+
+
+def test_pathological_nesting_does_not_crash() -> None:
+    _, found = parse_json("[" * 100_000 + "]" * 100_000)
+    assert found == [("$", "nesting deeper than 32 levels")]
+
+
+def test_missing_content_directory_is_one_problem(tmp_path: Path) -> None:
+    result = load_content(tmp_path / "nowhere")
+    assert result.problems[0].message.startswith("cannot read content directory")
+
+
+def test_file_creation_order_does_not_change_what_loads(
+    tmp_path: Path, example_bundle: dict[str, Any]
+) -> None:
+    results = []
+    for order in (("b", "a", "c"), ("c", "b", "a")):
+        root = tmp_path / "".join(order)
+        root.mkdir()
+        content = write_example(root, example_bundle)
+        for name in order:
+            (content / name).mkdir()
+            shutil.copy(content / "example.json", content / name / "x.json")
+        results.append([(r.path, r.where, r.digest) for r in load_content(content).resources])
+    assert results[0] == results[1]
+    assert len(results[0]) == 12
+
+
+def test_load_files_reports_each_named_file(tmp_path: Path, example_bundle: dict[str, Any]) -> None:
+    content = write_example(tmp_path, example_bundle)
+    (content / "bad.json").write_text("{", encoding="utf-8")
+    result = load_files([content / "example.json", content / "bad.json", content / "none.json"])
+    assert len(result.resources) == 3
+    assert [p.message.split(":")[0] for p in sorted(result.problems)] == [
+        "invalid JSON",
+        "cannot read file",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1, "a": 2}', "duplicate key"),
+        ('{"a": 9007199254740992}', "integer out of range"),
+        ('{"a": -1e999}', "overflows a double"),
+        ('{"a": NaN}', "numbers must be finite"),
+        ('{"a": [null]}', "null is not allowed"),
+        ('{"\\udc00": 1}', "lone UTF-16 surrogate"),
+    ],
+)
+def test_strict_json_rejects(text: str, message: str) -> None:
+    _, found = parse_json(text)
+    assert len(found) == 1 and message in found[0][1]
+
+
+def test_strict_json_accepts_the_largest_exact_integer() -> None:
+    value, found = parse_json('{"a": 9007199254740991, "b": -9007199254740991, "c": 1e308}')
+    assert found == [] and value["a"] == 2**53 - 1
