@@ -5,12 +5,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.catalog import Catalog, resolve
+from sitegen.kernels import analyse
 from sitegen.load import load_content
+from sitegen.pages import Inputs, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
+from sitegen.render import render_site
+from sitegen.sources import load_reports
+from sitegen.urls import parse_base_url, plan_urls
+from sitegen.write import check_output_dir, write_site
 
 
 @dataclass(frozen=True)
@@ -33,3 +40,39 @@ def check_content(content_dir: Path, strict: bool = False) -> CheckedContent:
     if strict:
         problems = promote_warnings(problems)
     return CheckedContent(catalog, sorted(problems), len(loaded.resources), loaded.file_count)
+
+
+@dataclass(frozen=True)
+class BuiltSite:
+    checked: CheckedContent
+    out_dir: Path | None  # None when the content had errors and nothing was written
+    page_count: int
+    run_count: int
+    file_count: int
+    warnings: list[str]  # about site data outside the resources (import reports)
+
+
+def build_site(
+    content_dir: Path,
+    out_dir: Path,
+    base_url: str | None = None,
+    build_date: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> BuiltSite:
+    """check → analyse → plan → render → write. Nothing is written unless the content is clean.
+
+    Raises OutputError for a refused output path, UrlError for a bad base URL or a path clash.
+    """
+    # Refuse a dangerous output path before any work, and again in write_site before the swap.
+    check_output_dir(out_dir, content_dir)
+    parse_base_url(base_url)
+    checked = check_content(content_dir)
+    if not checked.ok:
+        return BuiltSite(checked, None, 0, 0, 0, [])
+    reports, warnings = load_reports(content_dir)
+    analysis = analyse(checked.catalog)
+    urls = plan_urls(checked.catalog, analysis.kernels, base_url)
+    site = plan_site(Inputs(checked.catalog, analysis, urls, reports, build_date))
+    files = render_site(site, urls, progress)
+    written = write_site(files, out_dir, content_dir)
+    return BuiltSite(checked, written, len(site.pages) + 1, site.run_count, len(files), warnings)

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from sitegen.build import check_content
+from sitegen.build import build_site, check_content
 from sitegen.load import load_files
+from sitegen.pages import build_date_from_epoch
 from sitegen.problems import format_report
+from sitegen.render import RenderError
+from sitegen.urls import UrlError
+from sitegen.write import OutputError
 
 EXIT_OK, EXIT_CONTENT, EXIT_USAGE = 0, 1, 2
 
@@ -31,6 +37,54 @@ def _digest(args: argparse.Namespace) -> int:
     return EXIT_CONTENT if loaded.problems else EXIT_OK
 
 
+def _progress() -> Callable[[int, int], None]:
+    """Page counts on stderr: redrawn in place on a terminal, else a line every 5,000 pages."""
+    tty = sys.stderr.isatty()
+
+    def report(done: int, total: int) -> None:
+        if tty and (done % 100 == 0 or done == total):
+            end = "\n" if done == total else ""
+            print(f"\rrendering pages {done:,}/{total:,}", end=end, file=sys.stderr, flush=True)
+        elif not tty and done % 5000 == 0:
+            print(f"rendering pages {done:,}/{total:,}", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _build(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    try:
+        built = build_site(
+            args.content_dir,
+            args.out,
+            base_url=args.base_url,
+            build_date=build_date_from_epoch(os.environ.get("SOURCE_DATE_EPOCH")),
+            progress=_progress(),
+        )
+    except (OutputError, UrlError, RenderError) as error:
+        print(f"sitegen build: {error}", file=sys.stderr)
+        return EXIT_USAGE if not isinstance(error, RenderError) else EXIT_CONTENT
+    checked = built.checked
+    if built.out_dir is None:
+        print(format_report(checked.problems, checked.resource_count, checked.file_count))
+        print("build failed: nothing was written", file=sys.stderr)
+        return EXIT_CONTENT
+    for problem in checked.problems:  # warnings only: errors stop the build above
+        print(problem.line(), file=sys.stderr)
+    for warning in built.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    pages, runs = f"{built.page_count:,} pages", f"{built.run_count:,} runs"
+    print(f"built {pages} ({runs}) in {elapsed:.1f} s → {args.out}")
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from sitegen.serve import serve  # watchfiles and http.server only when serving
+
+    return serve(args.content_dir, port=args.port, base_url=None)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sitegen", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -49,6 +103,31 @@ def build_parser() -> argparse.ArgumentParser:
     digest = commands.add_parser("digest", help="print kind, name and digest of each resource")
     digest.add_argument("files", nargs="+", metavar="FILE")
     digest.set_defaults(handler=_digest)
+
+    build = commands.add_parser("build", help="check the content, then write the static site")
+    build.add_argument(
+        "content_dir", nargs="?", type=Path, default=Path("content"), metavar="CONTENT_DIR"
+    )
+    build.add_argument(
+        "--out", type=Path, default=Path("public"), metavar="OUT_DIR", help="default: public/"
+    )
+    build.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="where the site is published, e.g. https://kernelindex.dev/ or /sub/ "
+        "(default: links from /, absolute URLs under https://kernelindex.dev/)",
+    )
+    build.set_defaults(handler=_build)
+
+    serve = commands.add_parser(
+        "serve", help="build to a temporary directory, serve, rebuild on change"
+    )
+    serve.add_argument(
+        "content_dir", nargs="?", type=Path, default=Path("content"), metavar="CONTENT_DIR"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="default: 8000 (on 127.0.0.1)")
+    serve.set_defaults(handler=_serve)
     return parser
 
 

@@ -1,0 +1,579 @@
+"""What the pages compare: kernels, passes, implementations and cohorts, derived once.
+
+FORMAT.md §4: a run's kernel, implementation and pass come from the resolved OperationSpec and
+ImplementationRevision when present, otherwise from the run itself (title
+`<Kernel> · <provider> · <pass>`, `sourceNative.benchmark` `<kernel>/<pass>`, the caseKey inside
+`sourceNative.externalId`). A cohort is (workload, protocol, environment): only runs of one cohort
+are ever ranked against each other. Everything here is plain data; pages.py formats it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sitegen.catalog import Catalog
+from sitegen.load import LoadedResource
+
+PASS_ORDER = ("forward", "backward", "full")
+LATENCY = "latency"
+TITLE_SEPARATOR = " · "
+# Spread statistics in order of preference: Liger records p20/p80, other harnesses p05/p95.
+SPREADS = (("p20", "p80"), ("p05", "p95"))
+_PASS_SUFFIX = re.compile(r"-(forward|backward|full)$")
+_PASS_IN_TITLE = re.compile(r"·\s*([a-z]+) pass$")
+_CASE_PART = re.compile(r"^([a-z][a-z0-9_]*?)(\d+)$")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A workload as the charts see it: axes in binding order, dtype, scalars."""
+
+    axes: tuple[tuple[str, int], ...]
+    dtype: str  # "" when unknown
+    scalars: tuple[tuple[str, str], ...]  # name → JSON text of the value
+
+    def label(self) -> str:
+        parts = [", ".join(f"{name}={value}" for name, value in self.axes)]
+        parts += [f"{name}={value}" for name, value in self.scalars]
+        parts.append(self.dtype)
+        return " · ".join(part for part in parts if part) or "unknown shape"
+
+
+@dataclass(frozen=True)
+class Value:
+    """One metric of one run: a centre and, when recorded, a spread around it."""
+
+    metric: str  # `latency` (ns) or a measurement metric such as `peak_memory`
+    unit: str
+    statistic: str  # median or mean
+    centre: float
+    low: float | None
+    high: float | None
+    spread: tuple[str, str] | None  # the statistics low/high came from, e.g. (p20, p80)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """A run with everything the site derives about it, computed once."""
+
+    entry: LoadedResource
+    spec: dict[str, Any]
+    kernel_key: str
+    kernel_title: str
+    kernel_slug: str
+    pass_name: str
+    provider: str
+    shape: Shape
+    values: tuple[Value, ...]
+
+    @property
+    def digest(self) -> str:
+        return self.entry.digest
+
+    @property
+    def title(self) -> str:
+        return self.entry.resource.metadata.title or self.entry.name
+
+    @property
+    def observed_at(self) -> str:
+        return str(self.spec["observedAt"])
+
+    @property
+    def status(self) -> str:
+        return str(self.spec["status"])
+
+    @property
+    def implementation(self) -> str:
+        return str(self.spec["implementationDigest"])
+
+    @property
+    def workload(self) -> str:
+        return str(self.spec["workloadDigest"])
+
+    @property
+    def protocol(self) -> str:
+        return str(self.spec["protocolDigest"])
+
+    @property
+    def environment(self) -> str:
+        return str(self.spec["environmentDigest"])
+
+    def value(self, metric: str, unit: str) -> Value | None:
+        for value in self.values:
+            if value.metric == metric and value.unit == unit:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """An implementation as one kernel page shows it."""
+
+    digest: str
+    label: str
+    baseline: bool
+    entry: LoadedResource | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One implementation at one shape of one chart: ranked, unranked, or not measured."""
+
+    implementation: Implementation
+    run: RunFacts | None  # the newest run of the cohort, None when not measured
+    value: Value | None  # None when not measured or not passed
+    rank: int | None
+    vs_best: float | None
+    vs_baseline: float | None
+    earlier: int  # older runs of the same cohort and implementation, not shown
+
+
+@dataclass(frozen=True)
+class ShapeRow:
+    workload: str
+    x: int | None  # the swept axis's value
+    shape: Shape
+    cells: tuple[Cell, ...]  # ranked first, then unranked, then not measured
+
+
+@dataclass(frozen=True)
+class Series:
+    """One chart: a cohort family that differs only in the swept axis."""
+
+    element_id: str  # derived from digests, stable across builds
+    protocol: str
+    environment: str
+    metric: str
+    unit: str
+    swept: str | None
+    fixed: Shape  # the shape without the swept axis
+    rows: tuple[ShapeRow, ...]  # sorted by x
+    implementations: tuple[Implementation, ...]  # the traces, sorted by label
+
+
+@dataclass(frozen=True)
+class GpuSection:
+    environment: str
+    series: tuple[Series, ...]
+    missing: tuple[Implementation, ...]  # measured in this pass elsewhere, not on this GPU
+
+
+@dataclass(frozen=True)
+class PassSection:
+    name: str
+    gpus: tuple[GpuSection, ...]
+    missing_gpus: tuple[str, ...]  # environments of the kernel not measured in this pass
+
+
+@dataclass(frozen=True)
+class Kernel:
+    key: str  # the OperationSpec digest, or `kernel:<title>` when derived from runs
+    title: str
+    slug: str  # the URL name before disambiguation
+    operation: LoadedResource | None
+    runs: tuple[RunFacts, ...]  # sorted by title then digest
+    implementations: tuple[Implementation, ...]
+    passes: tuple[PassSection, ...]
+    environments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    runs: dict[str, RunFacts]  # by digest, sorted
+    kernels: tuple[Kernel, ...]  # sorted by title then key
+    kernel_of_run: dict[str, str]
+
+
+def kebab(text: str) -> str:
+    """FORMAT.md §5: lowercase, runs outside [a-z0-9] become `-`, trimmed, cut to 100."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:100]
+
+
+def short_hash(text: str, length: int = 12) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def pass_of(protocol: LoadedResource | None, run: LoadedResource, spec: dict[str, Any]) -> str:
+    """The timed pass: from the protocol's name or title, else the run's title or benchmark."""
+    if protocol is not None:
+        match = _PASS_SUFFIX.search(protocol.name)
+        if match:
+            return match.group(1)
+        match = _PASS_IN_TITLE.search(protocol.resource.metadata.title or "")
+        if match:
+            return match.group(1)
+    parts = _title_parts(run.resource.metadata.title)
+    if parts:
+        return parts[2]
+    benchmark = _benchmark_parts(spec)
+    if benchmark:
+        return benchmark[1]
+    return "unspecified"
+
+
+def _title_parts(title: str | None) -> tuple[str, str, str] | None:
+    parts = (title or "").split(TITLE_SEPARATOR)
+    if len(parts) == 3 and all(part.strip() for part in parts):
+        return parts[0].strip(), parts[1].strip(), parts[2].strip()
+    return None
+
+
+def _benchmark_parts(spec: dict[str, Any]) -> tuple[str, str] | None:
+    benchmark = spec.get("sourceNative", {}).get("benchmark", "")
+    kernel, _, pass_name = benchmark.partition("/")
+    return (kernel, pass_name) if kernel and pass_name else None
+
+
+def _case_key_shape(spec: dict[str, Any]) -> Shape | None:
+    """The caseKey inside a Liger externalId (`hidden16384-rows4096-fp32`), for export trees."""
+    parts = spec.get("sourceNative", {}).get("externalId", "").split("/")
+    if len(parts) != 6:
+        return None
+    *axis_parts, dtype = parts[4].split("-")
+    axes = []
+    for part in axis_parts:
+        match = _CASE_PART.match(part)
+        if not match:
+            return None
+        axes.append((match.group(1), int(match.group(2))))
+    return Shape(tuple(axes), dtype, ())
+
+
+def _workload_shape(workload: LoadedResource) -> Shape:
+    spec = workload.resource.spec_json()
+    tensors = list(spec["tensors"].values())
+    # The first tensor is the first input: its dtype is the row dtype of the benchmark.
+    dtype = tensors[0]["dtype"] if tensors else ""
+    scalars = tuple(
+        (name, json.dumps(scalar["value"]))
+        for name, scalar in sorted(spec.get("scalars", {}).items())
+    )
+    return Shape(tuple(spec["axes"].items()), dtype, scalars)
+
+
+def values_of(spec: dict[str, Any]) -> tuple[Value, ...]:
+    """Latency from `timing` (ns), every other metric from `measurements`, spreads attached."""
+    by_metric: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for measurement in spec.get("measurements", []):
+        statistics = by_metric[(measurement["metric"], measurement["unit"])]
+        statistics.setdefault(measurement["statistic"], measurement["value"])
+    timing = spec.get("timing")
+    if timing is not None:
+        latency = by_metric[(LATENCY, "ns")]
+        for statistic, value in timing["latencyNs"].items():
+            if isinstance(value, int):
+                latency[statistic] = value  # the timing block wins over a measurement
+    found = []
+    for (metric, unit), statistics in sorted(
+        by_metric.items(), key=lambda i: (i[0][0] != LATENCY, i[0])
+    ):
+        statistic = "median" if "median" in statistics else "mean" if "mean" in statistics else None
+        if statistic is None:
+            continue
+        low = high = None
+        spread = None
+        for low_name, high_name in SPREADS:
+            if low_name in statistics and high_name in statistics:
+                low, high, spread = (
+                    statistics[low_name],
+                    statistics[high_name],
+                    (low_name, high_name),
+                )
+                break
+        found.append(Value(metric, unit, statistic, statistics[statistic], low, high, spread))
+    return tuple(found)
+
+
+def analyse(catalog: Catalog) -> Analysis:
+    """Derive every run's facts, then each kernel's passes, GPUs, charts and rankings."""
+    shapes: dict[str, Shape] = {
+        w.digest: _workload_shape(w) for w in catalog.of_kind("WorkloadCase")
+    }
+    facts: dict[str, RunFacts] = {}
+    for entry in sorted(catalog.of_kind("BenchmarkRun"), key=lambda e: e.digest):
+        facts[entry.digest] = _run_facts(entry, catalog, shapes)
+
+    runs_by_kernel: dict[str, list[RunFacts]] = defaultdict(list)
+    for run in facts.values():
+        runs_by_kernel[run.kernel_key].append(run)
+    kernels = []
+    for operation in catalog.of_kind("OperationSpec"):
+        runs_by_kernel.setdefault(operation.digest, [])
+    for key, runs in runs_by_kernel.items():
+        kernels.append(_kernel(key, runs, catalog))
+    kernels.sort(key=lambda k: (k.title.lower(), k.key))
+    return Analysis(facts, tuple(kernels), {d: r.kernel_key for d, r in facts.items()})
+
+
+def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]) -> RunFacts:
+    spec = entry.resource.spec_json()
+    workload = catalog.get(spec["workloadDigest"], "WorkloadCase")
+    implementation = catalog.get(spec["implementationDigest"], "ImplementationRevision")
+    title_parts = _title_parts(entry.resource.metadata.title)
+    benchmark = _benchmark_parts(spec)
+
+    operation_digest = None
+    if workload is not None:
+        operation_digest = workload.resource.spec_json()["operationSpecDigest"]
+    elif implementation is not None:
+        operation_digest = implementation.resource.spec_json()["operation"]["specDigest"]
+    operation = catalog.get(operation_digest, "OperationSpec") if operation_digest else None
+
+    derived_title = (
+        title_parts[0] if title_parts else benchmark[0] if benchmark else "Unknown kernel"
+    )
+    if operation is not None:
+        key = operation.digest
+        title = operation.resource.metadata.title or operation.name
+        slug = operation.name
+    else:
+        # Without an OperationSpec the kernel is what the run says it is (FORMAT.md §4).
+        key = operation_digest or f"kernel:{derived_title}"
+        title = derived_title
+        slug = kebab(benchmark[0] if benchmark else derived_title) or "kernel"
+
+    if title_parts:
+        provider = title_parts[1]
+    elif implementation is not None:
+        impl_title = implementation.resource.metadata.title or implementation.name
+        provider = impl_title.split(TITLE_SEPARATOR)[-1]
+    else:
+        provider = "implementation " + spec["implementationDigest"].removeprefix("sha256:")[:12]
+
+    shape = shapes.get(spec["workloadDigest"]) or _case_key_shape(spec) or Shape((), "", ())
+    protocol = catalog.get(spec["protocolDigest"], "BenchmarkProtocol")
+    return RunFacts(
+        entry=entry,
+        spec=spec,
+        kernel_key=key,
+        kernel_title=title,
+        kernel_slug=slug,
+        pass_name=pass_of(protocol, entry, spec),
+        provider=provider,
+        shape=shape,
+        values=values_of(spec),
+    )
+
+
+def _pass_rank(name: str) -> tuple[int, str]:
+    return (PASS_ORDER.index(name) if name in PASS_ORDER else len(PASS_ORDER), name)
+
+
+def _kernel(key: str, runs: list[RunFacts], catalog: Catalog) -> Kernel:
+    operation = catalog.get(key, "OperationSpec")
+    runs.sort(key=lambda r: (r.title, r.digest))
+    if operation is not None:
+        title, slug = operation.resource.metadata.title or operation.name, operation.name
+    else:
+        title, slug = runs[0].kernel_title, runs[0].kernel_slug
+
+    implementations = _implementations(runs, catalog)
+    environments = tuple(sorted({r.environment for r in runs}))
+    passes = []
+    by_pass: dict[str, list[RunFacts]] = defaultdict(list)
+    for run in runs:
+        by_pass[run.pass_name].append(run)
+    for pass_name in sorted(by_pass, key=_pass_rank):
+        passes.append(
+            _pass_section(key, pass_name, by_pass[pass_name], implementations, environments)
+        )
+    return Kernel(
+        key,
+        title,
+        slug,
+        operation,
+        tuple(runs),
+        tuple(implementations.values()),
+        tuple(passes),
+        environments,
+    )
+
+
+def _implementations(runs: list[RunFacts], catalog: Catalog) -> dict[str, Implementation]:
+    """One label per implementation digest: the first provider its runs' titles name."""
+    providers: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        providers[run.implementation].add(run.provider)
+    found = []
+    for digest_value, names in providers.items():
+        entry = catalog.get(digest_value, "ImplementationRevision")
+        labels = (entry.resource.metadata.labels or {}) if entry else {}
+        found.append(
+            Implementation(digest_value, sorted(names)[0], labels.get("role") == "baseline", entry)
+        )
+    found.sort(key=lambda i: (i.label, i.digest))
+    return {i.digest: i for i in found}
+
+
+def _pass_section(
+    kernel_key: str,
+    pass_name: str,
+    runs: list[RunFacts],
+    implementations: dict[str, Implementation],
+    environments: tuple[str, ...],
+) -> PassSection:
+    by_environment: dict[str, list[RunFacts]] = defaultdict(list)
+    for run in runs:
+        by_environment[run.environment].append(run)
+    # The implementations this pass knows, per metric: what a GPU or a shape may lack.
+    universe: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for run in runs:
+        for value in run.values:
+            universe[(value.metric, value.unit)].add(run.implementation)
+    everyone = {run.implementation for run in runs}
+    gpus = []
+    for environment in sorted(by_environment):
+        env_runs = by_environment[environment]
+        series = _series(kernel_key, env_runs, implementations, universe)
+        present = {run.implementation for run in env_runs}
+        missing = tuple(implementations[d] for d in implementations if d in everyone - present)
+        gpus.append(GpuSection(environment, series, missing))
+    missing_gpus = tuple(e for e in environments if e not in by_environment)
+    return PassSection(pass_name, tuple(gpus), missing_gpus)
+
+
+def _series(
+    kernel_key: str,
+    runs: list[RunFacts],
+    implementations: dict[str, Implementation],
+    universe: dict[tuple[str, str], set[str]],
+) -> tuple[Series, ...]:
+    """Charts of one pass on one GPU: per protocol and metric, one per fixed configuration."""
+    # cohort → implementation → runs (newest first); cohort = (protocol, metric, unit, workload)
+    cohorts: dict[tuple[str, str, str], dict[str, dict[str, list[RunFacts]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    shapes: dict[str, Shape] = {}
+    for run in runs:
+        shapes[run.workload] = run.shape
+        for value in run.values:
+            cohorts[(run.protocol, value.metric, value.unit)][run.workload][
+                run.implementation
+            ].append(run)
+    found = []
+    for (protocol, metric, unit), by_workload in sorted(
+        cohorts.items(), key=lambda i: (i[0][1] != LATENCY, i[0])
+    ):
+        known = universe[(metric, unit)]
+        traces = tuple(implementations[d] for d in implementations if d in known)
+        for swept, fixed, members in _sweeps({w: shapes[w] for w in by_workload}):
+            rows = []
+            for workload in members:
+                x = dict(shapes[workload].axes).get(swept) if swept else None
+                rows.append(
+                    ShapeRow(
+                        workload,
+                        x,
+                        shapes[workload],
+                        _rank(by_workload[workload], traces, metric, unit),
+                    )
+                )
+            rows.sort(key=lambda r: (r.x if r.x is not None else -1, r.workload))
+            identity = json.dumps(
+                [
+                    kernel_key,
+                    protocol,
+                    runs[0].environment,
+                    metric,
+                    unit,
+                    swept,
+                    fixed.label(),
+                    members,
+                ]
+            )
+            found.append(
+                Series(
+                    element_id="chart-" + short_hash(identity),
+                    protocol=protocol,
+                    environment=runs[0].environment,
+                    metric=metric,
+                    unit=unit,
+                    swept=swept,
+                    fixed=fixed,
+                    rows=tuple(rows),
+                    implementations=traces,
+                )
+            )
+    return tuple(found)
+
+
+def _sweeps(shapes: dict[str, Shape]) -> list[tuple[str | None, Shape, list[str]]]:
+    """Group workloads into charts: the swept axis is the one whose value varies in a group.
+
+    Every (axis, rest of the shape) pair is a candidate; the largest candidates are taken first,
+    each while it still adds a workload, so a crossed sweep (rope's T and H) gives two charts
+    sharing their corner and a grid of several fixed configurations gives one chart per row.
+    """
+    candidates: dict[tuple[str, Shape], list[str]] = defaultdict(list)
+    for workload, shape in sorted(shapes.items()):
+        if not shape.axes:
+            candidates[("", shape)].append(workload)
+        for axis, _ in shape.axes:
+            rest = Shape(tuple(a for a in shape.axes if a[0] != axis), shape.dtype, shape.scalars)
+            candidates[(axis, rest)].append(workload)
+    covered: set[str] = set()
+    chosen = []
+    for (axis, rest), members in sorted(
+        candidates.items(), key=lambda i: (-len(i[1]), i[0][0], _shape_key(i[0][1]))
+    ):
+        if not covered.issuperset(members):
+            covered.update(members)
+            chosen.append((axis or None, rest, members))
+    chosen.sort(key=lambda c: (_shape_key(c[1]), c[0] or ""))
+    return chosen
+
+
+def _shape_key(shape: Shape) -> tuple[Any, ...]:
+    return (shape.dtype, shape.axes, shape.scalars)
+
+
+def _rank(
+    by_implementation: dict[str, list[RunFacts]],
+    traces: tuple[Implementation, ...],
+    metric: str,
+    unit: str,
+) -> tuple[Cell, ...]:
+    """Rank one cohort: the newest run of each implementation; lower is better."""
+    measured: list[tuple[Implementation, RunFacts, Value | None, int]] = []
+    for implementation in traces:
+        runs = by_implementation.get(implementation.digest)
+        if not runs:
+            continue
+        runs.sort(key=lambda r: (r.observed_at, r.digest), reverse=True)
+        newest = runs[0]
+        value = newest.value(metric, unit) if newest.status == "passed" else None
+        measured.append((implementation, newest, value, len(runs) - 1))
+    passed = sorted(
+        (m for m in measured if m[2] is not None),
+        key=lambda m: (m[2].centre, m[0].label, m[0].digest),  # type: ignore[union-attr]
+    )
+    best = passed[0][2].centre if passed else None  # type: ignore[union-attr]
+    baseline = next((m[2].centre for m in passed if m[0].baseline), None)  # type: ignore[union-attr]
+    cells = []
+    for rank, (implementation, run, value, earlier) in enumerate(passed, start=1):
+        centre = value.centre  # type: ignore[union-attr]
+        cells.append(
+            Cell(
+                implementation,
+                run,
+                value,
+                rank,
+                centre / best if best else None,
+                centre / baseline if baseline else None,
+                earlier,
+            )
+        )
+    cells += [Cell(i, r, None, None, None, None, e) for i, r, v, e in measured if v is None]
+    seen = {m[0].digest for m in measured}
+    cells += [Cell(i, None, None, None, None, None, 0) for i in traces if i.digest not in seen]
+    return tuple(cells)
+
+
+def newest_first(runs: Iterable[RunFacts]) -> list[RunFacts]:
+    return sorted(runs, key=lambda r: (r.observed_at, r.digest), reverse=True)

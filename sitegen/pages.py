@@ -1,0 +1,1624 @@
+"""The site model: every page with its typed template context and its JSON twin.
+
+Nothing here renders HTML or touches the disk: contexts hold display-ready strings and links,
+templates only lay them out. Ordering is explicit everywhere, so the same catalog always gives
+the same pages in the same order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sitegen.catalog import Catalog
+from sitegen.charts import chart_spec, colours_for, display_unit, metric_name, scale
+from sitegen.digest import canonical_json, identity_document, short
+from sitegen.kernels import (
+    LATENCY,
+    Analysis,
+    Cell,
+    Kernel,
+    PassSection,
+    RunFacts,
+    Series,
+    Value,
+    newest_first,
+)
+from sitegen.load import LoadedResource
+from sitegen.resources import KINDS
+from sitegen.sources import Attribution, SourceReport, attribution_for
+from sitegen.urls import SECTION_TITLES, SECTIONS, SiteUrls, json_twin
+
+FEED_SIZE = 50
+HOME_RECENT = 10
+KIND_WORDS = {
+    "OperationSpec": "kernel",
+    "WorkloadCase": "workload",
+    "ImplementationRevision": "implementation",
+    "SoftwareProject": "project",
+    "BenchmarkProtocol": "protocol",
+    "ExecutionEnvironment": "GPU environment",
+    "BenchmarkRun": "run",
+}
+# FORMAT.md §5: the Liger benchmark's providers (kebab-cased as in implementation names) and
+# the SoftwareProject each belongs to. Used only when no repository or package says otherwise.
+LIGER_PROVIDER_PROJECTS = {
+    "liger": "liger-kernel",
+    "liger-fused-add-rms-norm": "liger-kernel",
+    "liger-rms-norm": "liger-kernel",
+    "liger-in-place": "liger-kernel",
+    "liger-tiled": "liger-kernel",
+    "huggingface": "transformers",
+    "torch": "pytorch",
+    "torch-compile": "pytorch",
+    "megatron": "megatron-lm",
+    "megatron-fused": "megatron-lm",
+    "megatron-unfused": "megatron-lm",
+    "deepspeed-tiled": "deepspeed",
+}
+LIGER_IMPLEMENTATION_PREFIX = "liger-bench-"
+
+
+# --- contexts -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    text: str
+    href: str | None = None  # None: shown as plain text (the target is not in this catalog)
+
+
+@dataclass(frozen=True)
+class Fact:
+    label: str
+    value: str
+    href: str | None = None
+    code: bool = False  # digests, identifiers: monospace
+
+
+@dataclass(frozen=True)
+class FactGroup:
+    title: str
+    facts: tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class PageMeta:
+    """What every page has: title, where it lives, its JSON twin, and whom it credits."""
+
+    title: str
+    path: str
+    href: str
+    json_href: str
+    canonical: str
+    description: str
+    section: str  # the nav entry to highlight; "" for none
+    attributions: tuple[Attribution, ...]
+    charts: bool = False  # whether plotly is loaded
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run: Link
+    kernel: Link
+    pass_name: str
+    gpu: Link
+    implementation: Link
+    shape: str
+    value: str
+    status: str
+    observed: str
+
+
+@dataclass(frozen=True)
+class Identity:
+    """The digest block: full digest, the hashed canonical bytes, the whole document."""
+
+    kind: str
+    digest: str
+    canonical: str
+    document: str
+    schema_href: str
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    kernel: Link
+    implementations: int
+    gpus: str
+    passes: str
+    runs: int
+    newest: str
+
+
+@dataclass(frozen=True)
+class SourceBlock:
+    attribution: Attribution
+    runs: int
+    facts: tuple[Fact, ...]
+    reasons: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class HomeContext:
+    meta: PageMeta
+    counts: tuple[Fact, ...]
+    newest: RunRow | None
+    kernels: tuple[KernelRow, ...]
+    gpus: tuple[Fact, ...]
+    sources: tuple[SourceBlock, ...]
+    recent: tuple[RunRow, ...]
+
+
+@dataclass(frozen=True)
+class RankRow:
+    rank: str
+    implementation: Link
+    baseline: bool
+    value: str
+    spread: str
+    vs_best: str
+    vs_baseline: str
+    run: Link | None
+    note: str
+
+
+@dataclass(frozen=True)
+class ShapeTable:
+    label: str
+    workload: Link
+    rows: tuple[RankRow, ...]
+
+
+@dataclass(frozen=True)
+class ChartBlock:
+    element_id: str
+    title: str
+    protocol: Link
+    metric: str
+    unit: str
+    spread_label: str
+    best_label: str
+    spec: dict[str, Any]
+    fallback: str
+    shapes: tuple[ShapeTable, ...]
+
+
+@dataclass(frozen=True)
+class GpuBlock:
+    anchor: str
+    gpu: Link
+    charts: tuple[ChartBlock, ...]
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PassBlock:
+    anchor: str
+    name: str
+    gpus: tuple[GpuBlock, ...]
+    missing_gpus: tuple[Link, ...]
+
+
+@dataclass(frozen=True)
+class ImplementationRow:
+    implementation: Link
+    label: str
+    baseline: bool
+    project: Link | None
+    runs: int
+
+
+@dataclass(frozen=True)
+class Operand:
+    direction: str
+    name: str
+    shape: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    meta: PageMeta
+    description: str | None  # Markdown
+    facts: tuple[Fact, ...]
+    operands: tuple[Operand, ...]
+    implementations: tuple[ImplementationRow, ...]
+    passes: tuple[PassBlock, ...]
+    source_refs: tuple[Link, ...]
+    identity: Identity | None
+    derived: bool  # no OperationSpec: the kernel comes from run titles
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    shape: str
+    dtype: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One metric of a run, spelled out: value, exact raw value, spread."""
+
+    metric: str
+    value: str
+    exact: str
+    spread: str
+
+
+@dataclass(frozen=True)
+class RunContext:
+    meta: PageMeta
+    headlines: tuple[Headline, ...]
+    status: str
+    observed: str
+    observed_iso: str
+    summary: tuple[Fact, ...]
+    labels: tuple[Fact, ...]
+    tensors: tuple[Tensor, ...]
+    scalars: tuple[Fact, ...]
+    provenance: tuple[Fact, ...]
+    groups: tuple[FactGroup, ...]
+    description: str | None
+    identity: Identity
+
+
+@dataclass(frozen=True)
+class ResourceContext:
+    meta: PageMeta
+    kind_word: str
+    description: str | None
+    groups: tuple[FactGroup, ...]
+    notes: str | None  # Markdown: protocol comparability notes
+    runs: tuple[RunRow, ...]
+    users: tuple[Link, ...]  # non-run users (workloads, implementations)
+    users_title: str
+    identity: Identity
+
+
+@dataclass(frozen=True)
+class ListContext:
+    meta: PageMeta
+    intro: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Link, ...], ...]
+
+
+@dataclass(frozen=True)
+class NotFoundContext:
+    meta: PageMeta
+
+
+Context = HomeContext | KernelContext | RunContext | ResourceContext | ListContext | NotFoundContext
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str  # site path: `runs/f0cf6dd69e048a9b/`
+    template: str
+    context: Context
+    twin: dict[str, Any] | None  # the JSON twin written beside it
+
+
+@dataclass(frozen=True)
+class FeedEntry:
+    title: str
+    url: str
+    id: str
+    updated: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Feed:
+    title: str
+    url: str
+    self_url: str
+    updated: str
+    entries: tuple[FeedEntry, ...]
+
+
+@dataclass(frozen=True)
+class Site:
+    pages: tuple[Page, ...]
+    not_found: Page
+    feed: Feed
+    sitemap: tuple[str, ...]  # absolute page URLs, sorted
+    export: tuple[dict[str, Any], ...]  # one normalised document per resource, by digest
+    run_count: int
+    build_date: str | None
+    attributions: tuple[Attribution, ...] = field(default=())
+
+
+# --- formatting ---------------------------------------------------------------------------------
+
+
+def decimals_for(value: float, least: int = 3) -> int:
+    """At least `least` decimals and three significant digits: 0.578, 0.00812, 46.833."""
+    if value <= 0 or not math.isfinite(value):
+        return least
+    return max(least, 2 - math.floor(math.log10(value)))
+
+
+class Numbers:
+    """Display of one metric's raw values in its display unit, centre and spread aligned."""
+
+    def __init__(self, metric: str, unit: str) -> None:
+        self.unit = display_unit(metric, unit)
+        self.divisor = scale(metric, unit)
+        self.least = 3 if self.divisor != 1.0 else 2
+
+    def one(self, raw: float) -> str:
+        shown = raw / self.divisor
+        return f"{shown:,.{decimals_for(shown, self.least)}f}"
+
+    def aligned(self, value: Value) -> tuple[str, str, str]:
+        """(centre, low, high) with the centre's decimals, low/high "" when absent."""
+        places = decimals_for(value.centre / self.divisor, self.least)
+
+        def text(raw: float | None) -> str:
+            return "" if raw is None else f"{raw / self.divisor:,.{places}f}"
+
+        return text(value.centre), text(value.low), text(value.high)
+
+
+def exact(value: float, unit: str) -> str:
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,} {unit}"
+    return f"{value:,} {unit}"
+
+
+def when(instant: str) -> str:
+    """`2025-07-17T18:18:16.000Z` → `2025-07-17 18:18:16 UTC` (observations are all UTC)."""
+    return instant[:10] + " " + instant[11:19] + " UTC"
+
+
+def ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}×"
+
+
+def describe(metric: str, unit: str, value: Value) -> str:
+    numbers = Numbers(metric, unit)
+    return f"{numbers.one(value.centre)} {numbers.unit}"
+
+
+def anchor(*parts: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
+
+
+# --- planning -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything the site is made from."""
+
+    catalog: Catalog
+    analysis: Analysis
+    urls: SiteUrls
+    reports: dict[str, SourceReport]
+    build_date: str | None  # from SOURCE_DATE_EPOCH only; None prints no date
+
+
+def plan_site(inputs: Inputs) -> Site:
+    """Every page of the site, in a fixed order."""
+    planner = _Planner(inputs)
+    return planner.site()
+
+
+class _Planner:
+    def __init__(self, inputs: Inputs) -> None:
+        self.catalog = inputs.catalog
+        self.analysis = inputs.analysis
+        self.urls = inputs.urls
+        self.reports = inputs.reports
+        self.build_date = inputs.build_date
+        self.runs = inputs.analysis.runs
+        self.kernels = {k.key: k for k in inputs.analysis.kernels}
+        self.projects = self._project_links()
+        self.rows: dict[str, RunRow] = {}
+
+    # shared pieces -------------------------------------------------------------------------
+
+    def meta(
+        self,
+        title: str,
+        path: str,
+        description: str,
+        section: str,
+        runs: Iterable[RunFacts] = (),
+        charts: bool = False,
+    ) -> PageMeta:
+        return PageMeta(
+            title=title,
+            path=path,
+            href=self.urls.href(path),
+            json_href=self.urls.href(json_twin(path)),
+            canonical=self.urls.absolute(path),
+            description=description,
+            section=section,
+            attributions=self.attributions(runs),
+            charts=charts,
+        )
+
+    def attributions(self, runs: Iterable[RunFacts]) -> tuple[Attribution, ...]:
+        sources = sorted({r.spec.get("sourceNative", {}).get("source", "") for r in runs} - {""})
+        return tuple(attribution_for(source, self.reports) for source in sources)
+
+    def link(self, digest_value: str, text: str | None = None) -> Link:
+        entry = self.catalog.by_digest.get(digest_value)
+        shown = text or (title_of(entry) if entry else short(digest_value))
+        return Link(shown, self.urls.link(digest_value))
+
+    def gpu_label(self, digest_value: str) -> str:
+        entry = self.catalog.get(digest_value, "ExecutionEnvironment")
+        if entry is None:
+            return "environment " + short(digest_value)
+        hardware = entry.resource.spec_json()["hardware"]
+        return " ".join(p for p in (hardware["product"], hardware.get("formFactor", "")) if p)
+
+    def kernel_link(self, key: str) -> Link:
+        kernel = self.kernels.get(key)
+        return Link(kernel.title if kernel else key, self.urls.link(key))
+
+    def run_row(self, run: RunFacts) -> RunRow:
+        cached = self.rows.get(run.digest)
+        if cached is not None:
+            return cached
+        value = run.values[0] if run.values else None
+        row = RunRow(
+            run=Link(run.title, self.urls.link(run.digest)),
+            kernel=self.kernel_link(run.kernel_key),
+            pass_name=run.pass_name,
+            gpu=Link(self.gpu_label(run.environment), self.urls.link(run.environment)),
+            implementation=Link(run.provider, self.urls.link(run.implementation)),
+            shape=run.shape.label(),
+            value=describe(value.metric, value.unit, value) if value else "—",
+            status=run.status,
+            observed=when(run.observed_at),
+        )
+        self.rows[run.digest] = row
+        return row
+
+    def run_rows(self, runs: Iterable[RunFacts]) -> tuple[RunRow, ...]:
+        ordered = sorted(
+            runs, key=lambda r: (r.kernel_title, r.pass_name, r.title, r.shape.axes, r.digest)
+        )
+        return tuple(self.run_row(r) for r in ordered)
+
+    def identity(self, entry: LoadedResource) -> Identity:
+        document = entry.resource.document_json()
+        canonical = canonical_json(identity_document(entry.kind, document["spec"])).decode()
+        return Identity(
+            kind=entry.kind,
+            digest=entry.digest,
+            canonical=canonical,
+            document=json.dumps(document, ensure_ascii=False, indent=2),
+            schema_href=self.urls.href(self.urls.schema(entry.kind)),
+        )
+
+    def resource_twin(self, entry: LoadedResource, **extra: Any) -> dict[str, Any]:
+        return {
+            "kind": entry.kind,
+            "digest": entry.digest,
+            "url": self.urls.link(entry.digest),
+            "schema": self.urls.href(self.urls.schema(entry.kind)),
+            **extra,
+            "document": entry.resource.document_json(),
+        }
+
+    # the site ------------------------------------------------------------------------------
+
+    def site(self) -> Site:
+        pages: list[Page] = [self.home()]
+        pages += [self.kernel(k) for k in self.analysis.kernels]
+        pages += [self.run(r) for r in self.runs.values()]
+        for kind in (
+            "WorkloadCase",
+            "ImplementationRevision",
+            "SoftwareProject",
+            "BenchmarkProtocol",
+            "ExecutionEnvironment",
+        ):
+            pages += [self.resource(entry) for entry in self.catalog.of_kind(kind)]
+        pages += self.lists()
+        pages.sort(key=lambda p: p.path)
+        runs = newest_first(self.runs.values())
+        sitemap = tuple(sorted(self.urls.absolute(p.path) for p in pages))
+        export = tuple(
+            {"digest": d, "resource": e.resource.document_json()}
+            for d, e in self.catalog.by_digest.items()
+        )
+        return Site(
+            pages=tuple(pages),
+            not_found=self.not_found(),
+            feed=self.feed(runs[:FEED_SIZE]),
+            sitemap=sitemap,
+            export=export,
+            run_count=len(self.runs),
+            build_date=self.build_date,
+            attributions=self.attributions(self.runs.values()),
+        )
+
+    def home(self) -> Page:
+        runs = newest_first(self.runs.values())
+        kernels = self.analysis.kernels
+        environments = {r.environment for r in self.runs.values()}
+        sources = self.source_blocks()
+        counts = (
+            Fact("Kernels", f"{len(kernels):,}", self.urls.href("kernels/")),
+            Fact(
+                "GPUs",
+                f"{len(self.catalog.of_kind('ExecutionEnvironment')):,}",
+                self.urls.href("gpus/"),
+            ),
+            Fact(
+                "Implementations",
+                f"{len(self.catalog.of_kind('ImplementationRevision')):,}",
+                self.urls.href("implementations/"),
+            ),
+            Fact("Runs", f"{len(self.runs):,}", self.urls.href("runs/")),
+            Fact(
+                "Workloads",
+                f"{len(self.catalog.of_kind('WorkloadCase')):,}",
+                self.urls.href("workloads/"),
+            ),
+            Fact(
+                "Protocols",
+                f"{len(self.catalog.of_kind('BenchmarkProtocol')):,}",
+                self.urls.href("protocols/"),
+            ),
+            Fact(
+                "Projects",
+                f"{len(self.catalog.of_kind('SoftwareProject')):,}",
+                self.urls.href("projects/"),
+            ),
+            Fact("Sources", f"{len(sources):,}"),
+        )
+        gpu_counts: dict[str, int] = defaultdict(int)
+        for run in self.runs.values():
+            gpu_counts[run.environment] += 1
+        gpus = tuple(
+            Fact(
+                self.gpu_label(e.digest),
+                f"{gpu_counts.get(e.digest, 0):,} runs",
+                self.urls.link(e.digest),
+            )
+            for e in sorted(
+                self.catalog.of_kind("ExecutionEnvironment"),
+                key=lambda e: (self.gpu_label(e.digest), e.digest),
+            )
+        )
+        del environments
+        meta = self.meta(
+            "kernelindex",
+            "",
+            "Which GPU kernel implementation is fastest for an operation, on which GPU, "
+            "at which shape, and how it was measured.",
+            "",
+            runs,
+        )
+        context = HomeContext(
+            meta=meta,
+            counts=counts,
+            newest=self.run_row(runs[0]) if runs else None,
+            kernels=tuple(self.kernel_row(k) for k in kernels),
+            gpus=gpus,
+            sources=sources,
+            recent=tuple(self.run_row(r) for r in runs[:HOME_RECENT]),
+        )
+        twin = {
+            "counts": {f.label.lower(): int(f.value.replace(",", "")) for f in counts},
+            "newest": runs[0].digest if runs else None,
+            "kernels": [
+                {"title": k.title, "url": self.urls.link(k.key), "runs": len(k.runs)}
+                for k in kernels
+            ],
+            "sources": [
+                {"source": s.attribution.source, "attribution": s.attribution.text, "runs": s.runs}
+                for s in sources
+            ],
+        }
+        return Page("", "home.html", context, twin)
+
+    def kernel_row(self, kernel: Kernel) -> KernelRow:
+        newest = max((r.observed_at for r in kernel.runs), default="")
+        return KernelRow(
+            kernel=Link(kernel.title, self.urls.link(kernel.key)),
+            implementations=len(kernel.implementations),
+            gpus=", ".join(sorted({self.gpu_label(e) for e in kernel.environments})),
+            passes=", ".join(p.name for p in kernel.passes),
+            runs=len(kernel.runs),
+            newest=when(newest) if newest else "—",
+        )
+
+    def source_blocks(self) -> tuple[SourceBlock, ...]:
+        by_source: dict[str, int] = defaultdict(int)
+        for run in self.runs.values():
+            source = run.spec.get("sourceNative", {}).get("source")
+            if source:
+                by_source[source] += 1
+        for source in self.reports:
+            by_source.setdefault(source, 0)
+        blocks = []
+        for source in sorted(by_source):
+            report = self.reports.get(source)
+            facts: list[Fact] = [Fact("Source id", source, code=True)]
+            reasons: tuple[tuple[str, int], ...] = ()
+            if report is not None:
+                if report.repository:
+                    facts.append(Fact("Upstream repository", report.repository, report.repository))
+                if report.commit:
+                    facts.append(Fact("Upstream commit", report.commit, code=True))
+                if report.licence:
+                    facts.append(Fact("Licence (report)", report.licence))
+                if report.imported is not None:
+                    facts.append(Fact("Rows imported", f"{report.imported:,}"))
+                if report.skipped is not None:
+                    facts.append(Fact("Rows skipped", f"{report.skipped:,}"))
+                facts += [
+                    Fact(key.replace("_", " "), f"{value:,}")
+                    for key, value in report.counts
+                    if key not in ("imported", "skipped")
+                ]
+                reasons = report.reasons
+            blocks.append(
+                SourceBlock(
+                    attribution_for(source, self.reports), by_source[source], tuple(facts), reasons
+                )
+            )
+        return tuple(blocks)
+
+    # kernels -------------------------------------------------------------------------------
+
+    def kernel(self, kernel: Kernel) -> Page:
+        path = self.urls.path_of(kernel.key) or ""
+        colours = colours_for([i.digest for i in kernel.implementations])
+        passes = tuple(self.pass_block(kernel, p, colours) for p in kernel.passes)
+        operation = kernel.operation
+        facts: list[Fact] = []
+        operands: list[Operand] = []
+        description = None
+        refs: tuple[Link, ...] = ()
+        if operation is not None:
+            spec = operation.resource.spec_json()
+            metadata = operation.resource.metadata
+            description = metadata.description
+            refs = tuple(Link(r.url, r.url) for r in metadata.source_refs or ())
+            facts.append(Fact("Family", spec["family"]))
+            axes = [
+                f"{name} ({axis['role']}"
+                + (f": {axis['expression']}" if "expression" in axis else "")
+                + (f" = {axis['value']}" if "value" in axis else "")
+                + ")"
+                for name, axis in spec["axes"].items()
+            ]
+            facts.append(Fact("Axes", ", ".join(axes)))
+            semantics = spec["semantics"]
+            facts.append(Fact("Mutation", semantics["mutation"]))
+            facts.append(Fact("Determinism", semantics["determinism"]))
+            if "expression" in semantics:
+                facts.append(Fact("Computes", semantics["expression"], code=True))
+            for direction, key in (("input", "inputs"), ("output", "outputs")):
+                for operand in spec[key]:
+                    if "tensor" in operand:
+                        tensor = operand["tensor"]
+                        operands.append(
+                            Operand(
+                                direction,
+                                operand["name"],
+                                "[" + ", ".join(str(d) for d in tensor["shape"]) + "]",
+                                tensor["dtype"],
+                            )
+                        )
+                    else:
+                        operands.append(
+                            Operand(
+                                direction, operand["name"], "scalar", operand["scalar"]["dtype"]
+                            )
+                        )
+        facts.append(Fact("Runs", f"{len(kernel.runs):,}"))
+        facts.append(
+            Fact(
+                "GPUs",
+                ", ".join(sorted({self.gpu_label(e) for e in kernel.environments})) or "none yet",
+            )
+        )
+        counts: dict[str, int] = defaultdict(int)
+        for run in kernel.runs:
+            counts[run.implementation] += 1
+        implementations = tuple(
+            ImplementationRow(
+                implementation=Link(
+                    title_of(i.entry) if i.entry else i.label, self.urls.link(i.digest)
+                ),
+                label=i.label,
+                baseline=i.baseline,
+                project=self.projects.get(i.digest),
+                runs=counts[i.digest],
+            )
+            for i in kernel.implementations
+        )
+        meta = self.meta(
+            kernel.title,
+            path,
+            f"{kernel.title}: benchmark results of {len(kernel.implementations)} implementations "
+            f"on {len(kernel.environments)} GPUs.",
+            "kernels",
+            kernel.runs,
+            charts=any(g.charts for p in passes for g in p.gpus),
+        )
+        context = KernelContext(
+            meta=meta,
+            description=description,
+            facts=tuple(facts),
+            operands=tuple(operands),
+            implementations=implementations,
+            passes=passes,
+            source_refs=refs,
+            identity=self.identity(operation) if operation else None,
+            derived=operation is None,
+        )
+        return Page(path, "kernel.html", context, self.kernel_twin(kernel, passes))
+
+    def pass_block(
+        self, kernel: Kernel, section: PassSection, colours: dict[str, str]
+    ) -> PassBlock:
+        gpus = []
+        for gpu in section.gpus:
+            label = self.gpu_label(gpu.environment)
+            charts = tuple(self.chart_block(kernel, s, colours) for s in gpu.series)
+            gpus.append(
+                GpuBlock(
+                    anchor=anchor(section.name, label, short(gpu.environment, 8)),
+                    gpu=Link(label, self.urls.link(gpu.environment)),
+                    charts=charts,
+                    missing=tuple(i.label for i in gpu.missing),
+                )
+            )
+        return PassBlock(
+            anchor=anchor(section.name),
+            name=section.name,
+            gpus=tuple(gpus),
+            missing_gpus=tuple(
+                Link(self.gpu_label(e), self.urls.link(e)) for e in section.missing_gpus
+            ),
+        )
+
+    def chart_block(self, kernel: Kernel, series: Series, colours: dict[str, str]) -> ChartBlock:
+        numbers = Numbers(series.metric, series.unit)
+        spread = _spread_names(series)
+        protocol = self.link(series.protocol)
+        fixed = series.fixed.label()
+        measured = (
+            "median " + metric_name(series.metric)
+            if series.metric == LATENCY
+            else metric_name(series.metric)
+        )
+        title = (
+            f"{measured.capitalize()} against {series.swept}"
+            if series.swept
+            else measured.capitalize()
+        )
+        if fixed != "unknown shape":
+            title += f" · {fixed}"
+        spec = chart_spec(series, colours, lambda d: self.urls.link(d) or "", numbers.one)
+        shapes = []
+        for row in series.rows:
+            label = (
+                f"{series.swept} = {row.x:,}"
+                if series.swept and row.x is not None
+                else row.shape.label()
+            )
+            shapes.append(
+                ShapeTable(
+                    label,
+                    self.link(row.workload, row.shape.label()),
+                    tuple(self.rank_row(c, numbers) for c in row.cells),
+                )
+            )
+        points = sum(1 for row in series.rows for c in row.cells if c.value is not None)
+        fallback = (
+            f"Chart of {measured} ({numbers.unit}) for {len(series.implementations)} "
+            f"implementations at {len(series.rows)} shapes ({points} measurements); "
+            "the table below lists every value."
+        )
+        return ChartBlock(
+            element_id=series.element_id,
+            title=title,
+            protocol=protocol,
+            metric=measured,
+            unit=numbers.unit,
+            spread_label=f"{spread[0]} – {spread[1]}" if spread else "spread",
+            best_label="× fastest" if series.metric == LATENCY else "× lowest",
+            spec=spec,
+            fallback=fallback,
+            shapes=tuple(shapes),
+        )
+
+    def rank_row(self, cell: Cell, numbers: Numbers) -> RankRow:
+        implementation = cell.implementation
+        impl_link = Link(implementation.label, self.urls.link(implementation.digest))
+        if cell.run is None:
+            return RankRow(
+                "—",
+                impl_link,
+                implementation.baseline,
+                "not measured",
+                "",
+                "",
+                "",
+                None,
+                "not measured",
+            )
+        run_link = Link(short(cell.run.digest), self.urls.link(cell.run.digest))
+        earlier = (
+            f"+{cell.earlier} earlier run{'s' if cell.earlier != 1 else ''}" if cell.earlier else ""
+        )
+        if cell.value is None:
+            note = (
+                f"status: {cell.run.status}"
+                if cell.run.status != "passed"
+                else "no value for this metric"
+            )
+            return RankRow(
+                "—",
+                impl_link,
+                implementation.baseline,
+                "—",
+                "",
+                "",
+                "",
+                run_link,
+                "; ".join(p for p in (note, earlier) if p),
+            )
+        centre, low, high = numbers.aligned(cell.value)
+        return RankRow(
+            rank=str(cell.rank),
+            implementation=impl_link,
+            baseline=implementation.baseline,
+            value=centre,
+            spread=f"{low} – {high}" if low and high else "",
+            vs_best=ratio(cell.vs_best),
+            vs_baseline=ratio(cell.vs_baseline)
+            if cell.vs_baseline is not None
+            else ("—" if not implementation.baseline else "1.00×"),
+            run=run_link,
+            note=earlier,
+        )
+
+    def kernel_twin(self, kernel: Kernel, passes: tuple[PassBlock, ...]) -> dict[str, Any]:
+        def cell_json(cell: Cell) -> dict[str, Any]:
+            item: dict[str, Any] = {
+                "implementation": cell.implementation.digest,
+                "label": cell.implementation.label,
+            }
+            if cell.run is None:
+                item["measured"] = False
+                return item
+            item |= {
+                "run": cell.run.digest,
+                "url": self.urls.link(cell.run.digest),
+                "status": cell.run.status,
+            }
+            if cell.value is not None:
+                item |= {
+                    "rank": cell.rank,
+                    "value": cell.value.centre,
+                    "low": cell.value.low,
+                    "high": cell.value.high,
+                    "vsFastest": cell.vs_best,
+                    "vsBaseline": cell.vs_baseline,
+                }
+            return item
+
+        sections = []
+        for section, block in zip(kernel.passes, passes, strict=True):
+            gpus = []
+            for gpu, gpu_block in zip(section.gpus, block.gpus, strict=True):
+                charts = []
+                for series, chart in zip(gpu.series, gpu_block.charts, strict=True):
+                    charts.append(
+                        {
+                            "id": series.element_id,
+                            "protocol": series.protocol,
+                            "metric": series.metric,
+                            "unit": series.unit,
+                            "sweptAxis": series.swept,
+                            "fixed": series.fixed.label(),
+                            "shapes": [
+                                {
+                                    "workload": r.workload,
+                                    "x": r.x,
+                                    "ranking": [cell_json(c) for c in r.cells],
+                                }
+                                for r in series.rows
+                            ],
+                            "chart": chart.spec,
+                        }
+                    )
+                gpus.append(
+                    {"environment": gpu.environment, "label": gpu_block.gpu.text, "charts": charts}
+                )
+            sections.append(
+                {"pass": section.name, "gpus": gpus, "notMeasuredOn": list(section.missing_gpus)}
+            )
+        return {
+            "kernel": {
+                "title": kernel.title,
+                "url": self.urls.link(kernel.key),
+                "operationSpecDigest": kernel.operation.digest if kernel.operation else None,
+            },
+            "implementations": [
+                {
+                    "digest": i.digest,
+                    "label": i.label,
+                    "baseline": i.baseline,
+                    "url": self.urls.link(i.digest),
+                }
+                for i in kernel.implementations
+            ],
+            "passes": sections,
+        }
+
+    # runs ----------------------------------------------------------------------------------
+
+    def run(self, run: RunFacts) -> Page:
+        entry = run.entry
+        path = self.urls.path_of(run.digest) or ""
+        spec = run.spec
+        headlines = []
+        for value in run.values:
+            numbers = Numbers(value.metric, value.unit)
+            centre, low, high = numbers.aligned(value)
+            spread = ""
+            if value.spread and low and high:
+                spread = f"{value.spread[0]} {low} / {value.spread[1]} {high} {numbers.unit}"
+            headlines.append(
+                Headline(
+                    metric=f"{value.statistic} {metric_name(value.metric)}",
+                    value=f"{centre} {numbers.unit}",
+                    exact=exact(value.centre, display_unit("", value.unit))
+                    if numbers.divisor != 1.0
+                    else "",
+                    spread=spread,
+                )
+            )
+        workload = self.catalog.get(run.workload, "WorkloadCase")
+        tensors: list[Tensor] = []
+        scalars: list[Fact] = []
+        if workload is not None:
+            wspec = workload.resource.spec_json()
+            tensors = [
+                Tensor(name, " × ".join(str(d) for d in t["shape"]) or "scalar", t["dtype"])
+                for name, t in wspec["tensors"].items()
+            ]
+            scalars = [
+                Fact(name, f"{json.dumps(s['value'])} ({s['dtype']})")
+                for name, s in wspec.get("scalars", {}).items()
+            ]
+        kernel = self.kernels[run.kernel_key]
+        summary = (
+            Fact("Kernel", kernel.title, self.urls.link(kernel.key)),
+            self.reference("Implementation", run.implementation, run.provider),
+            Fact("Pass", run.pass_name),
+            self.reference("GPU", run.environment, self.gpu_label(run.environment)),
+            self.reference("Workload", run.workload, run.shape.label()),
+            self.reference("Protocol", run.protocol),
+        )
+        labels = tuple(
+            Fact(k, v) for k, v in sorted((entry.resource.metadata.labels or {}).items())
+        )
+        groups = [
+            FactGroup("Protocol", self.protocol_facts(run.protocol)),
+            FactGroup("Environment", self.environment_facts(run.environment)),
+        ]
+        if "correctness" in spec:
+            groups.append(
+                FactGroup(
+                    "Correctness", tuple(Fact(k, str(v)) for k, v in spec["correctness"].items())
+                )
+            )
+        if "evidence" in spec:
+            groups.append(
+                FactGroup(
+                    "Evidence",
+                    tuple(
+                        Fact(k, str(v), v if k == "logUrl" else None, code=k == "artifactDigest")
+                        for k, v in spec["evidence"].items()
+                    ),
+                )
+            )
+        meta = self.meta(
+            run.title,
+            path,
+            f"{run.title}: {headlines[0].value if headlines else run.status} "
+            f"on {self.gpu_label(run.environment)}, {run.shape.label()}.",
+            "runs",
+            [run],
+        )
+        context = RunContext(
+            meta=meta,
+            headlines=tuple(headlines),
+            status=run.status,
+            observed=when(run.observed_at),
+            observed_iso=run.observed_at,
+            summary=summary,
+            labels=labels,
+            provenance=self.provenance_facts(run),
+            tensors=tuple(tensors),
+            scalars=tuple(scalars),
+            groups=tuple(g for g in groups if g.facts),
+            description=entry.resource.metadata.description,
+            identity=self.identity(entry),
+        )
+        twin = self.resource_twin(
+            entry,
+            derived={
+                "kernel": {"title": kernel.title, "url": self.urls.link(kernel.key)},
+                "pass": run.pass_name,
+                "implementationLabel": run.provider,
+                "gpu": self.gpu_label(run.environment),
+                "links": {
+                    "implementation": self.urls.link(run.implementation),
+                    "workload": self.urls.link(run.workload),
+                    "protocol": self.urls.link(run.protocol),
+                    "environment": self.urls.link(run.environment),
+                },
+            },
+        )
+        return Page(path, "run.html", context, twin)
+
+    def reference(self, label: str, digest_value: str, text: str | None = None) -> Fact:
+        """A link to a referenced resource, or its digest when the catalog lacks it (exports)."""
+        href = self.urls.link(digest_value)
+        if href is None:
+            return Fact(label, f"{digest_value} (not in this catalog)", code=True)
+        return Fact(label, text or self.link(digest_value).text, href)
+
+    def protocol_facts(self, digest_value: str) -> tuple[Fact, ...]:
+        entry = self.catalog.get(digest_value, "BenchmarkProtocol")
+        if entry is None:
+            return ()
+        spec = entry.resource.spec_json()
+        harness, measurement = spec["harness"], spec["measurement"]
+        facts = [Fact("Protocol", title_of(entry), self.urls.link(digest_value))]
+        facts.append(
+            Fact("Harness", " ".join(p for p in (harness["name"], harness.get("version", "")) if p))
+        )
+        if "repository" in harness:
+            facts.append(Fact("Harness repository", harness["repository"], harness["repository"]))
+        if "commit" in harness:
+            facts.append(Fact("Harness commit", harness["commit"], code=True))
+        facts.append(Fact("Timer", measurement["timer"].replace("_", " ")))
+        facts.append(Fact("Primary statistic", measurement["primaryStatistic"]))
+        for key, label in (
+            ("synchronization", "Synchronization"),
+            ("warmupIterations", "Warm-up iterations"),
+            ("warmupDuration", "Warm-up (ns)"),
+            ("measuredIterations", "Measured iterations"),
+            ("samples", "Samples"),
+            ("compileIncluded", "Compile time included"),
+            ("setupIncluded", "Setup included"),
+            ("inputRegeneration", "Input regeneration"),
+            ("outlierPolicy", "Outlier policy"),
+        ):
+            if key in measurement:
+                value = measurement[key]
+                facts.append(
+                    Fact(
+                        label, ("yes" if value else "no") if isinstance(value, bool) else str(value)
+                    )
+                )
+        if "comparability" in spec:
+            facts.append(Fact("Comparability family", spec["comparability"]["family"], code=True))
+        return tuple(facts)
+
+    def environment_facts(self, digest_value: str) -> tuple[Fact, ...]:
+        entry = self.catalog.get(digest_value, "ExecutionEnvironment")
+        if entry is None:
+            return ()
+        spec = entry.resource.spec_json()
+        hardware, software = spec["hardware"], spec["software"]
+        facts = [Fact("Environment", title_of(entry), self.urls.link(digest_value))]
+        product = hardware["product"]
+        vendor = hardware["vendor"]
+        facts.append(
+            Fact(
+                "GPU",
+                product if product.lower().startswith(vendor) else f"{vendor.upper()} {product}",
+            )
+        )
+        facts.append(Fact("Architecture", hardware["architecture"], code=True))
+        for key, label in (
+            ("formFactor", "Form factor"),
+            ("count", "Count"),
+            ("interconnect", "Interconnect"),
+        ):
+            if key in hardware:
+                facts.append(Fact(label, str(hardware[key])))
+        if "memoryBytes" in hardware:
+            facts.append(Fact("Memory", f"{hardware['memoryBytes'] / 2**30:,.0f} GiB"))
+        for key, label in (
+            ("operatingSystem", "Operating system"),
+            ("kernel", "OS kernel"),
+            ("driver", "Driver"),
+            ("cudaToolkit", "CUDA toolkit"),
+            ("compiler", "Compiler"),
+        ):
+            if key in software:
+                facts.append(Fact(label, software[key]))
+        if "framework" in software:
+            facts.append(
+                Fact(
+                    "Framework",
+                    f"{software['framework']['name']} {software['framework']['version']}",
+                )
+            )
+        for library in software.get("libraries", []):
+            facts.append(Fact("Library", f"{library['name']} {library['version']}"))
+        if not software:
+            facts.append(Fact("Software", "not recorded"))
+        for key, value in sorted(spec.get("settings", {}).items()):
+            facts.append(Fact(f"Setting {key}", json.dumps(value)))
+        if "imageDigest" in spec:
+            facts.append(Fact("Image digest", spec["imageDigest"], code=True))
+        return tuple(facts)
+
+    def provenance_facts(self, run: RunFacts) -> tuple[Fact, ...]:
+        native = run.spec.get("sourceNative")
+        facts: list[Fact] = []
+        if native is not None:
+            attribution = attribution_for(native["source"], self.reports)
+            facts.append(Fact("Source", native["source"], code=True))
+            if attribution.repository:
+                facts.append(
+                    Fact("Upstream repository", attribution.repository, attribution.repository)
+                )
+            if "benchmark" in native:
+                facts.append(Fact("Benchmark", native["benchmark"], code=True))
+            if "externalId" in native:
+                facts.append(Fact("External id", native["externalId"], code=True))
+            for key, value in sorted(native.get("metrics", {}).items()):
+                facts.append(Fact(f"Raw {key}", repr(value), code=True))
+        facts.append(Fact("Name", run.entry.name, code=True))
+        for ref in run.entry.resource.metadata.source_refs or ():
+            facts.append(Fact("Source reference", ref.url, ref.url))
+        return tuple(facts)
+
+    # other resources -----------------------------------------------------------------------
+
+    def resource(self, entry: LoadedResource) -> Page:
+        path = self.urls.path_of(entry.digest) or ""
+        kind = entry.kind
+        users = self.catalog.users(entry.digest)
+        runs = [self.runs[u.digest] for u in users if u.kind == "BenchmarkRun"]
+        others = [u for u in users if u.kind != "BenchmarkRun"]
+        groups: list[FactGroup] = []
+        notes = None
+        extra_links: list[Link] = []
+        users_title = "Used by"
+        spec = entry.resource.spec_json()
+        if kind == "BenchmarkProtocol":
+            groups.append(FactGroup("How it was measured", self.protocol_facts(entry.digest)[1:]))
+            notes = spec.get("comparability", {}).get("notes")
+            for key, label in (("correctness", "Correctness"), ("devicePolicy", "Device policy")):
+                if key in spec:
+                    groups.append(FactGroup(label, (Fact(label, spec[key]),)))
+        elif kind == "ExecutionEnvironment":
+            groups.append(
+                FactGroup("Hardware and software", self.environment_facts(entry.digest)[1:])
+            )
+        elif kind == "WorkloadCase":
+            groups += self.workload_groups(entry, spec)
+        elif kind == "ImplementationRevision":
+            groups += self.implementation_groups(entry, spec)
+        elif kind == "SoftwareProject":
+            groups.append(FactGroup("Project", self.project_facts(spec)))
+            users_title = "Implementations"
+            implementations = sorted(
+                (
+                    d
+                    for d, link in self.projects.items()
+                    if link.href == self.urls.link(entry.digest)
+                ),
+                key=lambda d: (title_of(self.catalog.by_digest[d]), d),
+            )
+            extra_links = [self.link(d) for d in implementations]
+            for d in implementations:
+                runs += [self.runs[u.digest] for u in self.catalog.users(d, "BenchmarkRun")]
+        meta = self.meta(
+            title_of(entry),
+            path,
+            f"{KIND_WORDS[kind].capitalize()} {title_of(entry)} in kernelindex.",
+            SECTIONS[kind],
+            runs,
+        )
+        context = ResourceContext(
+            meta=meta,
+            kind_word=KIND_WORDS[kind],
+            description=entry.resource.metadata.description,
+            groups=tuple(g for g in groups if g.facts),
+            notes=notes,
+            runs=self.run_rows(runs),
+            users=tuple(
+                [
+                    *extra_links,
+                    *(
+                        Link(f"{KIND_WORDS[u.kind]}: {title_of(u)}", self.urls.link(u.digest))
+                        for u in others
+                    ),
+                ]
+            ),
+            users_title=users_title,
+            identity=self.identity(entry),
+        )
+        twin = self.resource_twin(
+            entry,
+            usedBy=[
+                {"kind": u.kind, "digest": u.digest, "url": self.urls.link(u.digest)} for u in users
+            ],
+        )
+        if kind == "SoftwareProject":
+            twin["implementations"] = [link.href for link in extra_links]
+        return Page(path, "resource.html", context, twin)
+
+    def workload_groups(self, entry: LoadedResource, spec: dict[str, Any]) -> list[FactGroup]:
+        operation = spec["operationSpecDigest"]
+        kernel_href = self.urls.link(operation)
+        kernel = self.kernels.get(operation)
+        facts = [
+            Fact("Kernel", kernel.title if kernel else operation, kernel_href, code=kernel is None)
+        ]
+        facts += [Fact(f"Axis {name}", f"{value:,}") for name, value in spec["axes"].items()]
+        tensors = tuple(
+            Fact(
+                f"Tensor {name}",
+                f"{' × '.join(str(d) for d in t['shape']) or 'scalar'} · {t['dtype']}",
+            )
+            for name, t in spec["tensors"].items()
+        )
+        scalars = tuple(
+            Fact(f"Scalar {name}", f"{json.dumps(s['value'])} ({s['dtype']})")
+            for name, s in spec.get("scalars", {}).items()
+        )
+        correctness = tuple(Fact(k, str(v)) for k, v in spec["correctness"].items())
+        return [
+            FactGroup("Shape", tuple(facts)),
+            FactGroup("Tensors", tensors + scalars),
+            FactGroup("Correctness", correctness),
+        ]
+
+    def implementation_groups(self, entry: LoadedResource, spec: dict[str, Any]) -> list[FactGroup]:
+        operation = spec["operation"]["specDigest"]
+        kernel = self.kernels.get(operation)
+        facts = [
+            Fact(
+                "Kernel",
+                kernel.title if kernel else operation,
+                self.urls.link(operation),
+                code=kernel is None,
+            )
+        ]
+        project = self.projects.get(entry.digest)
+        if project is not None:
+            facts.append(Fact("Project", project.text, project.href))
+        labels = entry.resource.metadata.labels or {}
+        if labels.get("role") == "baseline":
+            facts.append(Fact("Role", "baseline: ratios on kernel pages are relative to it"))
+        callable_ = spec["callable"]
+        facts.append(Fact("Language", callable_["language"]))
+        for key in ("path", "symbol", "interface"):
+            if key in callable_:
+                facts.append(Fact(key.capitalize(), callable_[key], code=True))
+        revision = spec["projectRevision"]
+        for key, label in (
+            ("repository", "Repository"),
+            ("commit", "Commit"),
+            ("version", "Version"),
+            ("treeDigest", "Tree digest"),
+        ):
+            if key in revision:
+                facts.append(
+                    Fact(
+                        label,
+                        revision[key],
+                        revision[key] if key == "repository" else None,
+                        code=key != "repository",
+                    )
+                )
+        support = spec["support"]
+        support_facts = [
+            Fact("Architectures", ", ".join(support["hardwareArchitectures"]) or "not declared"),
+            Fact("Dtypes", ", ".join(support["dtypes"]) or "not declared"),
+        ]
+        for key, label in (
+            ("productsTested", "Products tested"),
+            ("axes", "Axes"),
+            ("layouts", "Layouts"),
+        ):
+            if key in support:
+                support_facts.append(Fact(label, ", ".join(support[key])))
+        build = []
+        for variant in spec.get("buildVariants", []):
+            install = variant["install"]
+            text = " ".join(
+                str(install[k])
+                for k in ("kind", "package", "version", "repository", "commit", "command")
+                if k in install
+            )
+            build.append(Fact(variant["name"], text, code=True))
+        licensing = tuple(Fact(k.capitalize(), v) for k, v in spec["licensing"].items())
+        if "source" in spec:
+            source = spec["source"]
+            facts.append(
+                Fact(
+                    "Source",
+                    " ".join(
+                        str(source[k]) for k in ("repository", "commit", "path") if k in source
+                    ),
+                    source["repository"],
+                )
+            )
+        return [
+            FactGroup("Implementation", tuple(facts)),
+            FactGroup("Support", tuple(support_facts)),
+            FactGroup("Build variants", tuple(build)),
+            FactGroup("Licensing", licensing or (Fact("Licence", "not declared"),)),
+        ]
+
+    def project_facts(self, spec: dict[str, Any]) -> tuple[Fact, ...]:
+        facts = [Fact("Name", spec["name"])]
+        if "kind" in spec:
+            facts.append(Fact("Kind", spec["kind"]))
+        for key, label in (("repository", "Repository"), ("homepage", "Homepage")):
+            if key in spec:
+                facts.append(Fact(label, spec[key], spec[key]))
+        if "host" in spec:
+            facts.append(Fact("Host", f"{spec['host']['kind']}: {spec['host']['id']}"))
+        for package in spec.get("packages", []):
+            facts.append(Fact("Package", f"{package['ecosystem']}: {package['name']}", code=True))
+        return tuple(facts)
+
+    def _project_links(self) -> dict[str, Link]:
+        """Implementation digest → its project, by the rule documented in docs/site.md."""
+        projects = self.catalog.of_kind("SoftwareProject")
+        by_repository: dict[str, LoadedResource] = {}
+        by_package: dict[str, LoadedResource] = {}
+        by_name: dict[str, LoadedResource] = {}
+        for project in projects:
+            spec = project.resource.spec_json()
+            for repository in (spec.get("repository"), _host_url(spec.get("host"))):
+                if repository:
+                    by_repository.setdefault(_repository_key(repository), project)
+            for package in spec.get("packages", []):
+                by_package.setdefault(f"{package['ecosystem']}:{package['name'].lower()}", project)
+            by_name.setdefault(project.name, project)
+        found: dict[str, Link] = {}
+        for implementation in self.catalog.of_kind("ImplementationRevision"):
+            project = _project_of(implementation, by_repository, by_package, by_name)
+            if project is not None:
+                found[implementation.digest] = Link(
+                    title_of(project), self.urls.link(project.digest)
+                )
+        return found
+
+    # lists, feed, 404 ----------------------------------------------------------------------
+
+    def lists(self) -> list[Page]:
+        pages = []
+        kernel_rows = tuple(
+            (
+                Link(k.title, self.urls.link(k.key)),
+                Link(str(len(k.implementations))),
+                Link(", ".join(sorted({self.gpu_label(e) for e in k.environments})) or "—"),
+                Link(str(len(k.runs))),
+            )
+            for k in self.analysis.kernels
+        )
+        pages.append(
+            self.list_page(
+                "kernels",
+                "Operations and the implementations measured on them.",
+                ("Kernel", "Implementations", "GPUs", "Runs"),
+                kernel_rows,
+            )
+        )
+        for kind, intro, columns in (
+            (
+                "ExecutionEnvironment",
+                "The machines runs were measured on.",
+                ("GPU environment", "Architecture", "Runs"),
+            ),
+            (
+                "ImplementationRevision",
+                "Implementations of the kernels.",
+                ("Implementation", "Kernel", "Runs"),
+            ),
+            (
+                "SoftwareProject",
+                "The projects implementations come from.",
+                ("Project", "Repository", "Implementations"),
+            ),
+            (
+                "BenchmarkProtocol",
+                "How runs were timed: only runs of one protocol are compared.",
+                ("Protocol", "Harness", "Runs"),
+            ),
+            (
+                "WorkloadCase",
+                "Concrete shapes the kernels were run at.",
+                ("Workload", "Kernel", "Runs"),
+            ),
+        ):
+            rows = tuple(self.list_row(entry) for entry in self.catalog.of_kind(kind))
+            pages.append(self.list_page(SECTIONS[kind], intro, columns, rows))
+        runs = newest_first(self.runs.values())
+        run_rows = tuple(
+            (
+                row.run,
+                row.kernel,
+                Link(row.pass_name),
+                row.gpu,
+                Link(row.shape),
+                Link(row.value),
+                Link(row.observed),
+            )
+            for row in (self.run_row(r) for r in runs)
+        )
+        pages.append(
+            self.list_page(
+                "runs",
+                "Every run, newest first. Each links to its page with provenance and digest.",
+                ("Run", "Kernel", "Pass", "GPU", "Shape", "Value", "Observed"),
+                run_rows,
+                runs,
+            )
+        )
+        return pages
+
+    def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:
+        spec = entry.resource.spec_json()
+        link = Link(title_of(entry), self.urls.link(entry.digest))
+        runs = len(self.catalog.users(entry.digest, "BenchmarkRun"))
+        if entry.kind == "ExecutionEnvironment":
+            return (link, Link(spec["hardware"]["architecture"]), Link(f"{runs:,}"))
+        if entry.kind == "ImplementationRevision":
+            return (link, self.kernel_link(spec["operation"]["specDigest"]), Link(f"{runs:,}"))
+        if entry.kind == "SoftwareProject":
+            count = sum(1 for p in self.projects.values() if p.href == link.href)
+            repository = spec.get("repository")
+            return (link, Link(repository or "—", repository), Link(f"{count:,}"))
+        if entry.kind == "BenchmarkProtocol":
+            return (link, Link(spec["harness"]["name"]), Link(f"{runs:,}"))
+        return (link, self.kernel_link(spec["operationSpecDigest"]), Link(f"{runs:,}"))
+
+    def list_page(
+        self,
+        section: str,
+        intro: str,
+        columns: tuple[str, ...],
+        rows: tuple[tuple[Link, ...], ...],
+        runs: Iterable[RunFacts] = (),
+    ) -> Page:
+        path = f"{section}/"
+        meta = self.meta(SECTION_TITLES[section], path, intro, section, runs)
+        twin = {
+            "title": SECTION_TITLES[section],
+            "columns": list(columns),
+            "items": [
+                {
+                    c: {"text": cell.text, "url": cell.href}
+                    for c, cell in zip(columns, row, strict=True)
+                }
+                for row in rows
+            ],
+        }
+        return Page(path, "list.html", ListContext(meta, intro, columns, rows), twin)
+
+    def feed(self, runs: list[RunFacts]) -> Feed:
+        entries = []
+        for run in runs:
+            value = run.values[0] if run.values else None
+            measured = describe(value.metric, value.unit, value) if value else run.status
+            path = self.urls.path_of(run.digest) or ""
+            entries.append(
+                FeedEntry(
+                    title=run.title,
+                    url=self.urls.absolute(path),
+                    id=f"urn:kernelindex:{run.digest}",
+                    updated=_atom_time(run.observed_at),
+                    summary=f"{measured} ({run.pass_name} pass) on "
+                    f"{self.gpu_label(run.environment)} at {run.shape.label()}.",
+                )
+            )
+        return Feed(
+            title="kernelindex: newest runs",
+            url=self.urls.absolute(""),
+            self_url=self.urls.absolute("feed.xml"),
+            updated=entries[0].updated if entries else "1970-01-01T00:00:00Z",
+            entries=tuple(entries),
+        )
+
+    def not_found(self) -> Page:
+        meta = self.meta("Page not found", "404.html", "No page at this address.", "")
+        return Page("404.html", "404.html", NotFoundContext(meta), None)
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def title_of(entry: LoadedResource) -> str:
+    return entry.resource.metadata.title or entry.name
+
+
+def _spread_names(series: Series) -> tuple[str, str] | None:
+    for row in series.rows:
+        for cell in row.cells:
+            if cell.value is not None and cell.value.spread:
+                return cell.value.spread
+    return None
+
+
+def _atom_time(instant: str) -> str:
+    return instant[:19] + "Z"
+
+
+def _repository_key(url: str) -> str:
+    return url.lower().rstrip("/").removesuffix(".git")
+
+
+def _host_url(host: dict[str, str] | None) -> str | None:
+    if host and host.get("kind") == "github":
+        return f"https://github.com/{host['id']}"
+    return None
+
+
+def _project_of(
+    implementation: LoadedResource,
+    by_repository: dict[str, LoadedResource],
+    by_package: dict[str, LoadedResource],
+    by_name: dict[str, LoadedResource],
+) -> LoadedResource | None:
+    """Repository first, then a pip package, then the Liger naming convention (FORMAT.md §5)."""
+    spec = implementation.resource.spec_json()
+    repositories = [
+        spec["projectRevision"].get("repository"),
+        spec.get("source", {}).get("repository"),
+    ]
+    repositories += [v["install"].get("repository") for v in spec.get("buildVariants", [])]
+    for repository in repositories:
+        if repository and _repository_key(repository) in by_repository:
+            return by_repository[_repository_key(repository)]
+    for variant in spec.get("buildVariants", []):
+        install = variant["install"]
+        if install["kind"] == "pip" and "package" in install:
+            found = by_package.get(f"pypi:{install['package'].lower()}")
+            if found is not None:
+                return found
+    name = implementation.name
+    if name.startswith(LIGER_IMPLEMENTATION_PREFIX):
+        # The longest provider that ends the name: `…-liger-rms-norm` before `…-liger`.
+        for provider in sorted(LIGER_PROVIDER_PROJECTS, key=len, reverse=True):
+            if name.endswith("-" + provider):
+                return by_name.get(LIGER_PROVIDER_PROJECTS[provider])
+    return None
+
+
+def build_date_from_epoch(value: str | None) -> str | None:
+    """SOURCE_DATE_EPOCH → `2025-07-17`; anything else → no date printed at all."""
+    if not value or not value.strip().isdigit():
+        return None
+    return datetime.fromtimestamp(int(value), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def schema_documents() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of each kind, as pydantic describes it, by kind name."""
+    return {kind: model.model_json_schema(by_alias=True) for kind, model in sorted(KINDS.items())}

@@ -1,0 +1,126 @@
+"""The only module that touches the output directory.
+
+Everything is rendered in memory first; here it is written into a staging directory beside the
+output (same file system), then swapped in: the old output is renamed aside, the new one renamed
+into place, the old one removed. A build that fails or is killed before the swap leaves the
+previous site as it was, and pages of deleted resources disappear with the old tree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+MARKER = ".sitegen-output"
+MARKER_TEXT = b"This directory is written by `sitegen build` and replaced whole on every build.\n"
+STAGING_INFIX = ".staging-"
+OLD_INFIX = ".old-"
+
+
+class OutputError(Exception):
+    """The output path is one we refuse to write to."""
+
+
+def check_output_dir(out_dir: Path, content_dir: Path | None = None) -> Path:
+    """The resolved output directory, or OutputError if replacing it could destroy something."""
+    if out_dir.is_symlink():
+        raise OutputError(f"refusing to write to {out_dir}: it is a symbolic link")
+    target = out_dir.resolve()
+    home = Path.home().resolve()
+    if target == Path(target.anchor) or target == home:
+        raise OutputError(f"refusing to write to {target}: the file system root or home directory")
+    if content_dir is not None:
+        content = content_dir.resolve()
+        if target == content or target in content.parents or content in target.parents:
+            raise OutputError(
+                f"refusing to write to {target}: it is, holds or is inside the content "
+                f"tree {content}"
+            )
+    if (target / "pyproject.toml").exists() or (target / ".git").exists():
+        raise OutputError(
+            f"refusing to write to {target}: it holds a project (pyproject.toml or .git)"
+        )
+    if target.exists():
+        if not target.is_dir():
+            raise OutputError(f"refusing to write to {target}: it exists and is not a directory")
+        if any(target.iterdir()) and not (target / MARKER).is_file():
+            raise OutputError(
+                f"refusing to write to {target}: a non-empty directory that is not a previous "
+                f"sitegen output (no {MARKER} file)"
+            )
+    if not target.parent.is_dir():
+        raise OutputError(f"refusing to write to {target}: its parent directory does not exist")
+    return target
+
+
+def write_site(
+    files: Mapping[str, bytes],
+    out_dir: Path,
+    content_dir: Path | None = None,
+    write_file: Callable[[Path, bytes], None] | None = None,
+) -> Path:
+    """Write `files` (site path → bytes) as all of `out_dir`, swapped in atomically."""
+    target = check_output_dir(out_dir, content_dir)
+    for path in files:
+        _check_relative(path)
+    writer = write_file or _write_file
+    _remove_leftovers(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}{STAGING_INFIX}", dir=target.parent))
+    try:
+        # The marker goes first so a staging tree left by a killed build is recognisably ours.
+        _write_file(staging / MARKER, MARKER_TEXT)
+        made: set[Path] = {staging}
+        for path, data in files.items():
+            destination = staging / path
+            if destination.parent not in made:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                made.add(destination.parent)
+            writer(destination, data)
+        os.chmod(staging, 0o755)  # mkdtemp makes it 0700; a published site is world-readable
+        _swap(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+
+
+def _check_relative(path: str) -> None:
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in path:
+        raise OutputError(f"refusing to write outside the output directory: {path!r}")
+
+
+def _swap(staging: Path, target: Path) -> None:
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}{OLD_INFIX}", dir=target.parent))
+        os.rename(target, old)  # onto the empty directory mkdtemp made: atomic on POSIX
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        if old is not None:
+            os.rename(old, target)  # put the previous site back
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Staging and old trees of killed builds: only ours (marked or empty), beside the output."""
+    for sibling in target.parent.iterdir():
+        name = sibling.name
+        ours = name.startswith(f".{target.name}{STAGING_INFIX}") or name.startswith(
+            f".{target.name}{OLD_INFIX}"
+        )
+        if not ours or sibling.is_symlink() or not sibling.is_dir():
+            continue
+        if (sibling / MARKER).is_file() or not any(sibling.iterdir()):
+            shutil.rmtree(sibling, ignore_errors=True)
