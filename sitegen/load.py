@@ -211,12 +211,19 @@ class _DuplicateKeys(dict[str, Any]):
     duplicates: list[str]
 
 
+class _ParseFlags:
+    """Set by the parser hooks so a clean document skips the full inspection walk."""
+
+    suspicious = False
+
+
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result = dict(pairs)
     if len(result) != len(pairs):
         seen: set[str] = set()
         marked = _DuplicateKeys(result)
         marked.duplicates = sorted({k for k, _ in pairs if k in seen or seen.add(k)})
+        _ParseFlags.suspicious = True
         return marked
     return result
 
@@ -224,6 +231,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _integer(text: str) -> int | _Rejected:
     value = int(text)
     if abs(value) > MAX_SAFE_INTEGER:
+        _ParseFlags.suspicious = True
         return _Rejected(text, "integer out of range (beyond ±2^53−1, not exact in JSON numbers)")
     return value
 
@@ -231,11 +239,13 @@ def _integer(text: str) -> int | _Rejected:
 def _float(text: str) -> float | _Rejected:
     value = float(text)
     if value in (float("inf"), float("-inf")):
+        _ParseFlags.suspicious = True
         return _Rejected(text, "number out of range (overflows a double)")
     return value
 
 
 def _constant(text: str) -> _Rejected:
+    _ParseFlags.suspicious = True
     return _Rejected(text, f"{text} is not valid JSON (numbers must be finite)")
 
 
@@ -249,11 +259,20 @@ def parse_json(text: str) -> tuple[Any, list[tuple[str, str]]]:
 
     Raises `json.JSONDecodeError` for syntax errors (with line and column).
     """
+    _ParseFlags.suspicious = False
     try:
         value = _DECODER.decode(text)
     except RecursionError:
         return None, [("$", f"nesting deeper than {MAX_DEPTH} levels")]
-    return value, _inspect(value)
+    # The walk costs more than parsing; the text tells cheaply when it cannot find anything.
+    needs_walk = (
+        _ParseFlags.suspicious
+        or "null" in text
+        or "\\ud" in text
+        or "\\uD" in text
+        or text.count("{") + text.count("[") > MAX_DEPTH
+    )
+    return value, _inspect(value) if needs_walk else []
 
 
 def _inspect(root: Any) -> list[tuple[str, str]]:

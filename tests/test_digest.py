@@ -132,3 +132,50 @@ def test_a_changed_leaf_always_changes_the_digest(
     if json.dumps(parent[path[-1]]) == json.dumps(old) or parent[path[-1]] == old:
         return  # e.g. a float too large for +1 to change it: not a changed leaf
     assert digest("OperationSpec", changed) != digest("OperationSpec", spec)
+
+
+# The fast path must equal the reference package byte for byte, on every value it accepts.
+floats_everywhere = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
+    [
+        0.0,
+        -0.0,
+        1e-4,
+        9.999999999999999e-5,
+        1e16,
+        9999999999999998.0,
+        1e21,
+        1e-7,
+        5e-324,
+        2.0**53,
+        2.0**53 + 2,
+        -(2.0**60),
+        0.1 + 0.2,
+        1e-06,
+        123456789.125,
+    ]
+)
+unicode_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12
+)
+wide_values = st.recursive(
+    st.booleans() | st.integers(-(2**53 - 1), 2**53 - 1) | floats_everywhere | unicode_text,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(unicode_text, children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@given(wide_values)
+@settings(max_examples=1500, deadline=None)
+def test_fast_canonical_json_equals_the_rfc8785_package(value: Any) -> None:
+    import rfc8785
+
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+def test_fast_path_agrees_on_keys_that_sort_differently_in_utf16() -> None:
+    import rfc8785
+
+    value = {"\ufb01": 1, "\U0001f600": 2, "a": [1e-7, 1e21, 2.0**60, -0.0]}
+    assert canonical_json(value) == rfc8785.dumps(value)
