@@ -1,0 +1,1 @@
+"""Importers: one module per upstream benchmark source."""
