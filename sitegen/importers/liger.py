@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.digest import API_VERSION, digest
+from sitegen.kernels import kebab  # FORMAT §5's kebab, one definition for site and importer
 from sitegen.problems import Problem
 
 Json = dict[str, Any]
@@ -484,11 +485,6 @@ for _key, _binding in BINDINGS.items():
     CANDIDATES[_upstream] = (*CANDIDATES.get(_upstream, ()), (_key, _binding))
 
 # --- naming rules (FORMAT.md §5) ------------------------------------------------------------------
-
-
-def kebab(text: str) -> str:
-    """Lowercase, each run outside [a-z0-9] becomes `-`, trimmed, then cut to 100 characters."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:100]
 
 
 def case_key(axes: Mapping[str, int], dtype: str) -> str:
