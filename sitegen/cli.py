@@ -85,6 +85,12 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args.content_dir, port=args.port, base_url=None)
 
 
+def _import_liger(args: argparse.Namespace) -> int:
+    from sitegen.importers import liger  # only this command needs the importer
+
+    return liger.main(list(args.csv_files), args.out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sitegen", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -103,6 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
     digest = commands.add_parser("digest", help="print kind, name and digest of each resource")
     digest.add_argument("files", nargs="+", metavar="FILE")
     digest.set_defaults(handler=_digest)
+
+    importing = commands.add_parser("import", help="import an upstream benchmark source")
+    sources = importing.add_subparsers(dest="source", required=True, metavar="SOURCE")
+    liger = sources.add_parser(
+        "liger", help="Liger-Kernel benchmark CSVs (FORMAT.md §5–6); replaces OUT_DIR whole"
+    )
+    liger.add_argument("csv_files", nargs="+", type=Path, metavar="CSV")
+    liger.add_argument(
+        "--out", type=Path, default=Path("content"), metavar="CONTENT_DIR", help="default: content/"
+    )
+    liger.set_defaults(handler=_import_liger)
 
     build = commands.add_parser("build", help="check the content, then write the static site")
     build.add_argument(

@@ -1157,7 +1157,8 @@ def import_rows(csv_paths: Iterable[Path]) -> ImportResult:
     skipped: list[SkippedRow] = []
     problems: list[Problem] = []
     seen: dict[str, str] = {}  # externalId → file:line
-    for path in csv_paths:
+    # Sorted by file name: the report and duplicate detection must not depend on argument order.
+    for path in sorted(csv_paths, key=lambda p: p.name):
         if any(source.name == path.name for source in sources):
             problems.append(
                 Problem(path.name, "file", "given twice (sources are told apart by name)")
