@@ -66,8 +66,9 @@ def chart_spec(
             centre = value.centre / divisor
             x.append(row.shape.label() if categorical else row.x)
             y.append(centre)
-            plus.append(None if value.high is None else max(value.high / divisor - centre, 0.0))
-            minus.append(None if value.low is None else max(centre - value.low / divisor, 0.0))
+            # Differences in the stored unit first: exact for integer nanoseconds.
+            plus.append(None if value.high is None else max(value.high - value.centre, 0) / divisor)
+            minus.append(None if value.low is None else max(value.centre - value.low, 0) / divisor)
             custom.append(run_href(cell.run.digest))
             line = f"{format_value(value.centre)} {unit} ({value.statistic})"
             if value.spread and value.low is not None and value.high is not None:
@@ -132,6 +133,7 @@ def chart_spec(
     }
     if _wants_log(ys):
         yaxis["type"] = "log"
+        yaxis["dtick"] = "D2"  # label 1, 2, 5 per decade: all nine minor labels crowd the axis
         del yaxis["rangemode"]
     layout = {
         "height": 380,

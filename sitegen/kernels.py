@@ -231,18 +231,18 @@ def _benchmark_parts(spec: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _case_key_shape(spec: dict[str, Any]) -> Shape | None:
-    """The caseKey inside a Liger externalId (`hidden16384-rows4096-fp32`), for export trees."""
-    parts = spec.get("sourceNative", {}).get("externalId", "").split("/")
-    if len(parts) != 6:
-        return None
-    *axis_parts, dtype = parts[4].split("-")
-    axes = []
-    for part in axis_parts:
-        match = _CASE_PART.match(part)
-        if not match:
-            return None
-        axes.append((match.group(1), int(match.group(2))))
-    return Shape(tuple(axes), dtype, ())
+    """The caseKey inside a Liger externalId (`…/hidden16384-rows4096-fp32/…`), for exports.
+
+    The segment is found by its form (`<axis><int>-…-<dtype>`) rather than its position: backend
+    and memory runs carry extra segments.
+    """
+    for segment in spec.get("sourceNative", {}).get("externalId", "").split("/"):
+        *axis_parts, dtype = segment.split("-")
+        matches = [_CASE_PART.match(part) for part in axis_parts]
+        if axis_parts and all(matches) and re.fullmatch(r"[a-z][a-z0-9_]*", dtype):
+            axes = tuple((m.group(1), int(m.group(2))) for m in matches if m)
+            return Shape(axes, dtype, ())
+    return None
 
 
 def _workload_shape(workload: LoadedResource) -> Shape:

@@ -32,7 +32,7 @@ from sitegen.kernels import (
 )
 from sitegen.load import LoadedResource
 from sitegen.resources import KINDS
-from sitegen.sources import Attribution, SourceReport, attribution_for
+from sitegen.sources import Attribution, SourceReport, attribution_for, report_matches
 from sitegen.urls import SECTION_TITLES, SECTIONS, SiteUrls, json_twin
 
 FEED_SIZE = 50
@@ -440,7 +440,7 @@ class _Planner:
             title=title,
             path=path,
             href=self.urls.href(path),
-            json_href=self.urls.href(json_twin(path)),
+            json_href=self.urls.href(json_twin(path)) if path == "" or path.endswith("/") else "",
             canonical=self.urls.absolute(path),
             description=description,
             section=section,
@@ -450,7 +450,9 @@ class _Planner:
 
     def attributions(self, runs: Iterable[RunFacts]) -> tuple[Attribution, ...]:
         sources = sorted({r.spec.get("sourceNative", {}).get("source", "") for r in runs} - {""})
-        return tuple(attribution_for(source, self.reports) for source in sources)
+        # Backend-tagged sources (`liger-kernel-bench-cutile`) share their upstream's credit line.
+        found = {a.text: a for a in (attribution_for(s, self.reports) for s in sources)}
+        return tuple(found[text] for text in sorted(found))
 
     def link(self, digest_value: str, text: str | None = None) -> Link:
         entry = self.catalog.by_digest.get(digest_value)
@@ -640,41 +642,63 @@ class _Planner:
         )
 
     def source_blocks(self) -> tuple[SourceBlock, ...]:
-        by_source: dict[str, int] = defaultdict(int)
+        """One block per upstream credited: its runs, and what its import reports say."""
+        by_attribution: dict[Attribution, int] = defaultdict(int)
         for run in self.runs.values():
             source = run.spec.get("sourceNative", {}).get("source")
             if source:
-                by_source[source] += 1
-        for source in self.reports:
-            by_source.setdefault(source, 0)
-        blocks = []
-        for source in sorted(by_source):
-            report = self.reports.get(source)
-            facts: list[Fact] = [Fact("Source id", source, code=True)]
-            reasons: tuple[tuple[str, int], ...] = ()
-            if report is not None:
-                if report.repository:
-                    facts.append(Fact("Upstream repository", report.repository, report.repository))
-                if report.commit:
-                    facts.append(Fact("Upstream commit", report.commit, code=True))
-                if report.licence:
-                    facts.append(Fact("Licence (report)", report.licence))
-                if report.imported is not None:
-                    facts.append(Fact("Rows imported", f"{report.imported:,}"))
-                if report.skipped is not None:
-                    facts.append(Fact("Rows skipped", f"{report.skipped:,}"))
-                facts += [
-                    Fact(key.replace("_", " "), f"{value:,}")
-                    for key, value in report.counts
-                    if key not in ("imported", "skipped")
-                ]
-                reasons = report.reasons
-            blocks.append(
-                SourceBlock(
-                    attribution_for(source, self.reports), by_source[source], tuple(facts), reasons
-                )
+                by_attribution[attribution_for(source, self.reports)] += 1
+        # Sources differing only by backend tag share one upstream and one credit line.
+        merged: dict[tuple[str, str, str, str | None], tuple[list[str], int]] = {}
+        for attribution, count in by_attribution.items():
+            key = (
+                attribution.name,
+                attribution.licence,
+                attribution.copyright,
+                attribution.repository,
             )
+            sources, total = merged.get(key, ([], 0))
+            merged[key] = ([*sources, attribution.source], total + count)
+        blocks = []
+        used: set[str] = set()
+        for (name, licence, copyright_text, repository), (sources, count) in sorted(
+            merged.items(), key=lambda item: (item[0][0], item[0][3] or "")
+        ):
+            attribution = Attribution(min(sources), name, licence, copyright_text, repository)
+            facts = [Fact("Source ids", ", ".join(sorted(sources)), code=True)]
+            reasons: tuple[tuple[str, int], ...] = ()
+            for file_name, report in sorted(self.reports.items()):
+                if not any(report_matches(report, attribution_for(s)) for s in sources):
+                    continue
+                used.add(file_name)
+                facts += self.report_facts(report)
+                reasons = reasons or report.reasons
+            blocks.append(SourceBlock(attribution, count, tuple(facts), reasons))
+        for file_name, report in sorted(self.reports.items()):
+            if file_name in used:
+                continue
+            attribution = Attribution(
+                report.source or file_name,
+                report.name or file_name,
+                report.licence or "",
+                report.copyright or "",
+                report.repository,
+            )
+            blocks.append(SourceBlock(attribution, 0, self.report_facts(report), report.reasons))
         return tuple(blocks)
+
+    def report_facts(self, report: SourceReport) -> list[Fact]:
+        facts = [Fact("Import report", f"_sources/{report.file}", code=True)]
+        if report.repository:
+            facts.append(Fact("Upstream repository", report.repository, report.repository))
+        if report.commit:
+            facts.append(Fact("Upstream commit", report.commit, code=True))
+        if report.licence:
+            facts.append(Fact("Licence (as reported)", report.licence))
+        facts += [Fact(label, text, link) for label, text, link in report.facts]
+        if report.skipped is not None:
+            facts.append(Fact("Rows skipped", f"{report.skipped:,}"))
+        return facts
 
     # kernels -------------------------------------------------------------------------------
 

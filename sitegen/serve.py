@@ -69,6 +69,7 @@ def serve(content_dir: Path, port: int = 8000, base_url: str | None = None) -> i
             pass
         finally:
             server.shutdown()
+            server.server_close()
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     return 0

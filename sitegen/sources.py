@@ -53,38 +53,48 @@ KNOWN_SOURCES = {
 
 @dataclass(frozen=True)
 class SourceReport:
-    """What an import report says, reduced to checked scalars."""
+    """What an import report says, reduced to checked, display-ready scalars."""
 
     file: str  # the report's file name, for display
-    source: str
+    source: str | None  # the sourceNative.source it names, if it names one
     name: str | None
     repository: str | None
     commit: str | None
     licence: str | None
     copyright: str | None
-    imported: int | None
+    facts: tuple[tuple[str, str, str | None], ...]  # (label, text, https link or None)
     skipped: int | None
     reasons: tuple[tuple[str, int], ...]  # why rows were skipped, most frequent first
-    counts: tuple[tuple[str, int], ...]  # any other whole-number tallies the report gives
 
 
-def attribution_for(source: str, reports: dict[str, SourceReport]) -> Attribution:
-    if source in KNOWN_SOURCES:
-        return KNOWN_SOURCES[source]
-    report = reports.get(source)
-    if report is None:
-        return Attribution(source, source, "", "", None)
-    return Attribution(
-        source,
-        report.name or source,
-        report.licence or "",
-        report.copyright or "",
-        report.repository,
+def attribution_for(source: str, reports: dict[str, SourceReport] | None = None) -> Attribution:
+    """Known upstreams by source id (`liger-kernel-bench`, `liger-kernel-bench-cutile` …)."""
+    for known, attribution in KNOWN_SOURCES.items():
+        if source == known or source.startswith(known + "-"):
+            return attribution
+    for report in (reports or {}).values():
+        if report.source == source:
+            return Attribution(
+                source,
+                report.name or source,
+                report.licence or "",
+                report.copyright or "",
+                report.repository,
+            )
+    return Attribution(source, source, "", "", None)
+
+
+def report_matches(report: SourceReport, attribution: Attribution) -> bool:
+    """A report describes a source if it names it, or names the same upstream repository."""
+    if report.source is not None:
+        return report.source == attribution.source
+    return bool(report.repository and attribution.repository) and _same_repository(
+        report.repository or "", attribution.repository or ""
     )
 
 
 def load_reports(content_dir: Path) -> tuple[dict[str, SourceReport], list[str]]:
-    """Reports by source; plus a warning line per report that could not be used."""
+    """Reports by file name; plus a warning line per report that could not be used."""
     folder = content_dir / "_sources"
     reports: dict[str, SourceReport] = {}
     warnings: list[str] = []
@@ -109,10 +119,20 @@ def load_reports(content_dir: Path) -> tuple[dict[str, SourceReport], list[str]]
         except (OSError, ValueError, RecursionError) as error:
             warnings.append(f"_sources/{name}: ignored ({error})")
             continue
-        report = _report(name, data)
-        if report.source not in reports:
-            reports[report.source] = report
+        reports[name] = _report(name, data)
     return reports, warnings
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip():
+        return " ".join(value.split())[:MAX_TEXT]
+    return None
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 def _report(file_name: str, data: dict[str, Any]) -> SourceReport:
@@ -121,55 +141,83 @@ def _report(file_name: str, data: dict[str, Any]) -> SourceReport:
 
     def text(*keys: str) -> str | None:
         for key in keys:
-            value = merged.get(key)
-            if isinstance(value, str) and value.strip():
-                return " ".join(value.split())[:MAX_TEXT]
+            found = _text(merged.get(key))
+            if found:
+                return found
         return None
 
-    def whole(*keys: str) -> int | None:
-        for key in keys:
-            value = merged.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-                return value
-            if isinstance(value, list):
-                return len(value)
-        return None
-
-    repository = text("repository", "repo", "url")
+    licence_block = merged.get("licence", merged.get("license"))
+    licence = _text(licence_block)
+    copyright_text = text("copyright")
+    if isinstance(licence_block, dict):
+        licence = _text(licence_block.get("spdx")) or _text(licence_block.get("id"))
+        copyright_text = copyright_text or _text(licence_block.get("copyright"))
+    repository = text("repository", "repo")
     if repository and not _is_https(repository):
         repository = None
-    commit = text("commit", "revision", "sha")
+    commit = text("commit", "snapshot", "revision")
     if commit and not _HEX.match(commit):
         commit = None
-    source = text("source") or file_name.removesuffix(".json")
+
+    facts: list[tuple[str, str, str | None]] = []
+    files = merged.get("files")
+    for item in files[:MAX_REASONS] if isinstance(files, list) else []:
+        if not isinstance(item, dict) or not _text(item.get("name")):
+            continue
+        parts = []
+        rows = _count(item.get("rows"))
+        if rows is not None:
+            parts.append(f"{rows:,} rows")
+        imported = item.get("imported")
+        if isinstance(imported, dict):
+            tallies = [
+                f"{n:,} {str(k).replace('_', ' ')}"[:MAX_TEXT]
+                for k, n in sorted(imported.items())
+                if _count(n) is not None
+            ]
+            if tallies:
+                parts.append("imported " + " + ".join(tallies))
+        skipped_rows = _count(item.get("skipped"))
+        if skipped_rows is not None:
+            parts.append(f"{skipped_rows:,} skipped")
+        link = _text(item.get("url"))
+        facts.append(
+            (
+                _text(item.get("name")) or "",
+                ", ".join(parts),
+                link if link and _is_https(link) else None,
+            )
+        )
+    runs = merged.get("runs")
+    if isinstance(runs, dict):
+        for metric, count in sorted(runs.items()):
+            if _count(count) is not None:
+                facts.append(
+                    (f"Runs: {str(metric).replace('_', ' ')}"[:MAX_TEXT], f"{count:,}", None)
+                )
     reasons = _reasons(merged)
-    skipped = whole("skipped", "skipped_rows", "skippedRows", "rows_skipped")
+    skipped = _count(merged.get("skipped"))
     if skipped is None and reasons:
         skipped = sum(count for _, count in reasons)
-    counts = tuple(
-        (key, value)
-        for key, value in sorted(merged.items())
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0 and len(key) <= 60
-    )
     return SourceReport(
         file=file_name[:MAX_TEXT],
-        source=source,
+        source=text("source"),
         name=text("name", "title", "project"),
         repository=repository,
         commit=commit,
-        licence=text("licence", "license"),
-        copyright=text("copyright"),
-        imported=whole("imported", "imported_rows", "importedRows", "rows_imported"),
+        licence=licence,
+        copyright=copyright_text,
+        facts=tuple(facts),
         skipped=skipped,
         reasons=reasons,
-        counts=counts[:MAX_REASONS],
     )
 
 
 def _reasons(merged: dict[str, Any]) -> tuple[tuple[str, int], ...]:
     """Skipped rows as (reason, count): from a list of {reason} objects or a reason → count map."""
     tally: Counter[str] = Counter()
-    for key in ("skipped", "skipped_rows", "skippedRows", "skips"):
+    # A reason → count map first (it counts every row); a list of rows may be cut short.
+    for key in ("skipped", "skippedRows", "skipped_rows", "skips"):
         value = merged.get(key)
         if isinstance(value, list):
             for item in value:
@@ -183,6 +231,10 @@ def _reasons(merged: dict[str, Any]) -> tuple[tuple[str, int], ...]:
         if tally:
             break
     return tuple(sorted(tally.items(), key=lambda item: (-item[1], item[0]))[:MAX_REASONS])
+
+
+def _same_repository(a: str, b: str) -> bool:
+    return a.lower().rstrip("/").removesuffix(".git") == b.lower().rstrip("/").removesuffix(".git")
 
 
 def _is_https(value: str) -> bool:

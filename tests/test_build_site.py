@@ -1,0 +1,213 @@
+"""`sitegen build` end to end: golden output of the fixture site, determinism, acceptance facts.
+
+Regenerate the golden tree with `SITEGEN_REGENERATE=1 .venv/bin/pytest tests/test_build_site.py`
+and read the diff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from sitegen.build import build_site
+from sitegen.cli import main
+from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+GOLDEN = REPOSITORY / "tests" / "golden" / "site"
+SEED_RUN = "sha256:f0cf6dd69e048a9b8a36f49fe2ac18abee9a512e48d2f92dd7cfd4d03a280b86"
+PLOTLY_PREFIX = "assets/plotly-"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root` by relative path; plotly's 4.8 MB stand in as name and sha256."""
+    files = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            relative = path.relative_to(root).as_posix()
+            data = path.read_bytes()
+            if relative.startswith(PLOTLY_PREFIX) and relative.endswith(".min.js"):
+                relative += ".sha256"
+                data = (hashlib.sha256(data).hexdigest() + "\n").encode()
+            files[relative] = data
+    return files
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "public"
+    built = build_site(SITE_CONTENT, out)
+    assert built.out_dir == out.resolve(), built.checked.problems
+    return out
+
+
+def test_golden_site(site: Path) -> None:
+    actual = tree(site)
+    if REGENERATE:
+        shutil.rmtree(GOLDEN, ignore_errors=True)
+        for relative, data in actual.items():
+            path = GOLDEN / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    expected = tree(GOLDEN)
+    assert sorted(actual) == sorted(expected), "files differ: SITEGEN_REGENERATE=1 to update"
+    changed = [path for path in actual if actual[path] != expected[path]]
+    assert not changed, f"{len(changed)} files differ from tests/golden/site, e.g. {changed[:5]}"
+
+
+def test_seed_run_page(site: Path) -> None:
+    page = (site / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
+    assert "<title>LayerNorm · liger · backward · kernelindex</title>" in page
+    assert "<h1>LayerNorm · liger · backward</h1>" in page
+    assert "0.578 ms" in page
+    assert "577,632 ns" in page
+    assert "p20 0.575 / p80 0.580 ms" in page
+    assert 'href="/protocols/liger-bench-do-bench-backward/"' in page
+    assert 'href="/gpus/liger-bench-nvidia-h100-80gb-hbm3/"' in page
+    assert 'href="/workloads/liger-layer-norm-hidden16384-rows4096-fp32/"' in page
+    assert 'href="/implementations/liger-bench-layer-norm-liger/"' in page
+    assert 'href="/kernels/liger-layer-norm/"' in page
+    assert SEED_RUN in page and f'data-copy="{SEED_RUN}"' in page
+    assert "layer_norm/backward/liger/nvidia-h100-80gb-hbm3/" in page  # provenance
+    assert "Liger-Kernel, BSD-2-Clause, Copyright 2024 LinkedIn Corporation" in page
+    assert (
+        '<link rel="alternate" type="application/json" href="/runs/f0cf6dd69e048a9b/index.json"'
+        in page
+    )
+    twin = json.loads((site / "runs" / "f0cf6dd69e048a9b" / "index.json").read_text())
+    assert twin["digest"] == SEED_RUN
+    assert twin["document"]["metadata"]["title"] == "LayerNorm · liger · backward"
+
+
+def test_layer_norm_kernel_page(site: Path) -> None:
+    page = (site / "kernels" / "liger-layer-norm" / "index.html").read_text()
+    twin = json.loads((site / "kernels" / "liger-layer-norm" / "index.json").read_text())
+    backward = next(p for p in twin["passes"] if p["pass"] == "backward")
+    h100 = next(g for g in backward["gpus"] if "H100" in g["label"])
+    chart = h100["charts"][0]["chart"]
+    assert sorted(t["name"] for t in chart["data"]) == ["huggingface (baseline)", "liger"]
+    liger = next(t for t in chart["data"] if t["name"] == "liger")
+    assert liger["x"] == [1024, 4096, 16384]
+    assert liger["customdata"][-1] == "/runs/f0cf6dd69e048a9b/"
+    assert liger["error_y"]["symmetric"] is False
+    assert "plotly-" in page and 'class="chart-spec"' in page
+    assert "Not measured in this pass on" in page  # A100 has no backward runs
+    assert "Peak memory allocated" in page or "Peak memory" in page
+    assert "Liger-Kernel, BSD-2-Clause, Copyright 2024 LinkedIn Corporation" in page
+
+
+def test_machine_readable_outputs(site: Path) -> None:
+    lines = (site / "export" / "resources.jsonl").read_text().splitlines()
+    digests = [json.loads(line)["digest"] for line in lines]
+    assert (
+        digests == sorted(digests) and len(digests) == len(set(digests)) == 48
+    )  # 50 read, 2 repeated in the bundle
+    for kind in ("BenchmarkRun", "OperationSpec", "ExecutionEnvironment"):
+        schema = json.loads((site / "schemas" / f"{kind}.json").read_text())
+        assert "apiVersion" in schema["properties"]
+    for html in site.rglob("index.html"):
+        assert (html.parent / "index.json").is_file(), html
+    feed = ElementTree.parse(site / "feed.xml").getroot()
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    entries = feed.findall("a:entry", ns)
+    assert len(entries) == 28
+    updated = [e.findtext("a:updated", namespaces=ns) for e in entries]
+    assert updated == sorted(updated, reverse=True)
+    sitemap = ElementTree.parse(site / "sitemap.xml").getroot()
+    locations = [u.findtext("{http://www.sitemaps.org/schemas/sitemap/0.9}loc") for u in sitemap]
+    assert "https://kernelindex.dev/runs/f0cf6dd69e048a9b/" in locations
+    assert "Sitemap: https://kernelindex.dev/sitemap.xml" in (site / "robots.txt").read_text()
+    assert (site / "404.html").is_file() and (site / ".sitegen-output").is_file()
+
+
+def test_no_absolute_paths_or_cdn(site: Path) -> None:
+    for path in site.rglob("*"):
+        if path.is_file() and not path.name.startswith("plotly-"):
+            text = path.read_bytes()
+            assert str(REPOSITORY).encode() not in text, path
+            assert b"cdn.plot.ly" not in text and b"cdn.jsdelivr" not in text, path
+
+
+def test_export_only_tree_gets_a_kernel_chart(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    content.mkdir()
+    shutil.copy(SHARED / "examples" / "layer-norm-backward-liger-h100.json", content)
+    built = build_site(content, tmp_path / "out")
+    assert built.out_dir is not None
+    twin = json.loads((tmp_path / "out" / "kernels" / "layer-norm" / "index.json").read_text())
+    assert twin["kernel"]["title"] == "LayerNorm"
+    chart = twin["passes"][0]["gpus"][0]["charts"][0]
+    assert twin["passes"][0]["pass"] == "backward"
+    assert chart["chart"]["data"][0]["name"] == "liger"
+    assert chart["chart"]["data"][0]["x"] == [16384]  # from the externalId's caseKey
+
+
+def test_base_url(tmp_path: Path) -> None:
+    build_site(SITE_CONTENT, tmp_path / "out", base_url="https://example.org/bench/")
+    page = (tmp_path / "out" / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
+    assert 'href="/bench/protocols/liger-bench-do-bench-backward/"' in page
+    assert '<link rel="canonical" href="https://example.org/bench/runs/f0cf6dd69e048a9b/">' in page
+    feed = (tmp_path / "out" / "feed.xml").read_text()
+    assert "https://example.org/bench/runs/" in feed
+
+
+def test_build_refuses_invalid_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    (content / "broken.json").write_text('{"apiVersion": "kernelindex.dev/v1alpha1"')
+    out = tmp_path / "out"
+    assert main(["build", str(content), "--out", str(out)]) == 1
+    report = capsys.readouterr().out
+    assert main(["check", str(content)]) == 1
+    assert report == capsys.readouterr().out  # the same report as `sitegen check`
+    assert not out.exists()
+
+
+def test_cli_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "public"
+    assert main(["build", str(SITE_CONTENT), "--out", str(out)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("built 57 pages (28 runs) in ") and line.endswith(f" s → {out}")
+
+
+def _shuffled_copy(source: Path, target: Path, seed: int) -> None:
+    """The same resources under other file names and folders, written in another order."""
+    files = sorted(p for p in source.rglob("*.json") if "_sources" not in p.parts)
+    random.Random(seed).shuffle(files)
+    for number, path in enumerate(files):
+        destination = target / f"d{number % 3}" / f"{seed}-{number}-{path.name}"
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, destination)
+    shutil.copytree(source / "_sources", target / "_sources")
+
+
+def test_deterministic_across_processes(tmp_path: Path) -> None:
+    outputs = []
+    for seed, (hash_seed, zone) in enumerate((("1", "UTC"), ("4242", "Asia/Kolkata"))):
+        content = tmp_path / f"checkout-{seed}" / "content"
+        _shuffled_copy(SITE_CONTENT, content, seed)
+        out = tmp_path / f"out-{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "TZ": zone}
+        env.pop("SOURCE_DATE_EPOCH", None)
+        command = [sys.executable, "-m", "sitegen.cli", "build", str(content), "--out", str(out)]
+        subprocess.run(command, check=True, env=env, cwd=tmp_path, capture_output=True)
+        outputs.append(tree(out))
+    assert outputs[0] == outputs[1]
+    assert outputs[0] == tree(GOLDEN)
+
+
+def test_source_date_epoch_is_the_only_clock(tmp_path: Path) -> None:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1752775200"}
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "sitegen.cli", "build", str(SITE_CONTENT), "--out", str(out)]
+    subprocess.run(command, check=True, env=env, capture_output=True)
+    assert "Built 2025-07-17 18:00 UTC" in (out / "index.html").read_text()

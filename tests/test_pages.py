@@ -1,0 +1,116 @@
+"""kernels.py and pages.py: passes, sweeps, cohorts, rankings, projects, sources."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sitegen.build import check_content
+from sitegen.kernels import Kernel, analyse, values_of
+from sitegen.pages import Inputs, KernelContext, Numbers, RunContext, decimals_for, plan_site
+from sitegen.sources import load_reports
+from sitegen.urls import plan_urls
+from tests.conftest import FIXTURES
+
+CONTENT = FIXTURES / "site" / "content"
+
+
+def fixture_site():  # type: ignore[no-untyped-def]
+    catalog = check_content(CONTENT).catalog
+    analysis = analyse(catalog)
+    urls = plan_urls(catalog, analysis.kernels, None)
+    reports, _ = load_reports(CONTENT)
+    return analysis, plan_site(Inputs(catalog, analysis, urls, reports, None))
+
+
+def layer_norm() -> Kernel:
+    analysis, _ = fixture_site()
+    return next(k for k in analysis.kernels if k.title == "LayerNorm")
+
+
+def test_passes_gpus_and_not_measured() -> None:
+    kernel = layer_norm()
+    assert [p.name for p in kernel.passes] == ["forward", "backward", "full"]
+    backward = kernel.passes[1]
+    assert len(backward.gpus) == 1 and len(backward.missing_gpus) == 1  # no A100 backward
+    assert [p.name for p in kernel.passes if p.name == "full"] == ["full"]  # memory protocol
+
+
+def test_ranking_within_one_cohort() -> None:
+    backward = layer_norm().passes[1]
+    (series,) = backward.gpus[0].series
+    assert series.swept == "hidden"
+    assert series.fixed.label() == "rows=4096 · eps=1e-06 · fp32"
+    largest = series.rows[-1]
+    assert largest.x == 16384
+    first, second = largest.cells
+    assert (first.implementation.label, first.rank, first.vs_best) == ("liger", 1, 1.0)
+    assert second.implementation.baseline and second.rank == 2
+    assert first.vs_baseline is not None and round(first.vs_baseline, 3) == round(
+        577632 / second.value.centre,
+        3,  # type: ignore[union-attr]
+    )
+
+
+def test_kernel_context_and_run_context() -> None:
+    _, site = fixture_site()
+    pages = {p.path: p for p in site.pages}
+    kernel = pages["kernels/liger-layer-norm/"].context
+    assert isinstance(kernel, KernelContext)
+    labels = [(r.label, r.project.text if r.project else None) for r in kernel.implementations]
+    assert labels == [("huggingface", "transformers"), ("liger", "liger-kernel")]
+    run = pages["runs/f0cf6dd69e048a9b/"].context
+    assert isinstance(run, RunContext)
+    assert run.meta.title == "LayerNorm · liger · backward"
+    (headline,) = run.headlines
+    assert (headline.value, headline.exact, headline.spread) == (
+        "0.578 ms",
+        "577,632 ns",
+        "p20 0.575 / p80 0.580 ms",
+    )
+    assert [a.text for a in run.meta.attributions] == [
+        "Liger-Kernel, BSD-2-Clause, Copyright 2024 LinkedIn Corporation"
+    ]
+
+
+def test_number_formatting() -> None:
+    assert decimals_for(0.5776) == 3 and decimals_for(0.00812) == 5 and decimals_for(46.8) == 3
+    numbers = Numbers("peak_memory", "mib")
+    assert numbers.one(1280.53125) == "1,280.53" and numbers.unit == "MiB"
+
+
+def test_values_prefer_timing_and_attach_spread() -> None:
+    spec = json.loads((CONTENT / "bundles" / "layer-norm-backward-liger-h100.json").read_text())
+    (value,) = values_of(spec["run"]["spec"])
+    assert (value.metric, value.centre, value.low, value.high) == (
+        "latency",
+        577632,
+        575347,
+        579891,
+    )
+    assert value.spread == ("p20", "p80")
+
+
+def test_reports_are_read_defensively(tmp_path: Path) -> None:
+    sources = tmp_path / "_sources"
+    sources.mkdir()
+    (sources / "a.json").write_text("[1, 2]")
+    (sources / "b.json").write_text("{not json")
+    (sources / "c.json").write_text(
+        json.dumps(
+            {
+                "title": "X" * 5000,
+                "repository": "javascript:alert(1)",
+                "snapshot": "not-hex",
+                "licence": {"spdx": ["weird"]},
+                "files": "nope",
+                "skipped": {"a reason": 2, "bad": "3"},
+            }
+        )
+    )
+    reports, warnings = load_reports(tmp_path)
+    assert sorted(reports) == ["c.json"] and len(warnings) == 2
+    report = reports["c.json"]
+    assert report.repository is None and report.commit is None and report.licence is None
+    assert len(report.name or "") <= 300
+    assert report.reasons == (("a reason", 2),) and report.skipped == 2

@@ -1,0 +1,112 @@
+"""render.py: escaping of content in HTML, JSON script blocks and Markdown; assets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import build_site
+from sitegen.render import _safe_link, markdown_renderer, script_json, site_assets
+from tests.conftest import FIXTURES
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+SCRIPT = "</script><script>alert(1)</script>"
+IMG = '<img src=x onerror="alert(2)">'
+HOSTILE_TITLE = f"LayerNorm {SCRIPT} · liger {IMG} · backward"
+HOSTILE_MARKDOWN = (
+    f"[click](javascript:alert(3)) [ok](https://example.org/) <b>raw</b> {IMG} "
+    "[data](data:text/html;base64,PHNjcmlwdD4=) ![pic](https://tracker.example/p.png) \u2028"
+)
+# What would execute or load if it reached the HTML unescaped (as text, the words are harmless).
+NEEDLES = (
+    "<script>alert(1)",
+    "<img",
+    'onerror="alert',
+    'href="javascript:',
+    'href="data:text',
+    "<b>raw</b>",
+    'src="https://tracker',
+)
+
+
+def test_script_json_cannot_close_its_block() -> None:
+    text = str(script_json({"t": SCRIPT + "&\u2028\u2029<!--"}))
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert "\u2028" not in text and "\u2029" not in text
+    assert json.loads(text) == {"t": SCRIPT + "&\u2028\u2029<!--"}
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://example.org/x", True),
+        ("http://example.org", True),
+        ("../runs/", True),
+        ("#anchor", True),
+        ("javascript:alert(1)", False),
+        ("JaVaScRiPt:alert(1)", False),
+        ("vbscript:x", False),
+        ("data:text/html,x", False),
+        ("//evil.example/", False),
+        ("file:///etc/passwd", False),
+    ],
+)
+def test_markdown_links(url: str, allowed: bool) -> None:
+    assert _safe_link(url) is allowed
+
+
+def test_markdown_drops_html_images_and_bad_links() -> None:
+    html = str(markdown_renderer()(HOSTILE_MARKDOWN))
+    assert '<a href="https://example.org/">ok</a>' in html
+    for needle in NEEDLES[1:]:
+        assert needle not in html, needle
+    assert "&lt;b&gt;raw&lt;/b&gt;" in html
+
+
+def test_hostile_content_never_unescaped(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    run_file = next((content / "runs").glob("liger-layer-norm-backward-liger-*hidden1024*.json"))
+    run = json.loads(run_file.read_text())
+    run["metadata"]["title"] = HOSTILE_TITLE
+    run["metadata"]["description"] = HOSTILE_MARKDOWN
+    run["metadata"]["labels"]["note"] = SCRIPT + IMG
+    run_file.write_text(json.dumps(run))
+    operation_file = content / "operations" / "liger-layer-norm.json"
+    operation = json.loads(operation_file.read_text())
+    operation["metadata"]["description"] = HOSTILE_MARKDOWN
+    operation_file.write_text(json.dumps(operation))
+    report = content / "_sources" / "liger-kernel.json"
+    data = json.loads(report.read_text())
+    data["title"] = SCRIPT
+    data["repository"] = "javascript:alert(4)"
+    data["skipped"] = {IMG: 3}
+    report.write_text(json.dumps(data))
+
+    out = tmp_path / "out"
+    assert build_site(content, out).out_dir is not None
+    checked = 0
+    for path in out.rglob("*"):
+        if not path.is_file() or path.name.startswith("plotly-"):
+            continue
+        text = path.read_text()
+        for needle in NEEDLES:
+            if path.suffix in (".json", ".jsonl"):
+                continue  # JSON carries the title as data; browsers never render it as HTML
+            assert needle not in text, f"{needle!r} unescaped in {path.relative_to(out)}"
+        assert 'href="javascript:alert(4)' not in text
+        checked += 1
+    assert checked > 100
+    run_page = next(p for p in out.glob("runs/*/index.html") if "alert(1)" in p.read_text())
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in run_page.read_text()
+
+
+def test_assets_are_content_hashed() -> None:
+    assets = site_assets()
+    for asset in assets.values():
+        assert asset.path.startswith("assets/")
+    assert assets["plotly"].path.startswith("assets/plotly-")
+    assert len(assets["plotly"].data) > 1_000_000  # the real bundle, from the plotly package
