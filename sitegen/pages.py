@@ -7,6 +7,7 @@ the same pages in the same order.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -118,12 +119,12 @@ class RunRow:
 
 @dataclass(frozen=True)
 class Identity:
-    """The digest block: full digest, the hashed canonical bytes, the whole document."""
+    """The digest block: the full digest and the canonical bytes it is the hash of."""
 
     kind: str
     digest: str
     canonical: str
-    document: str
+    json_href: str  # the whole normalised document lives in the page's JSON twin
     schema_href: str
 
 
@@ -422,8 +423,12 @@ class _Planner:
         self.build_date = inputs.build_date
         self.runs = inputs.analysis.runs
         self.kernels = {k.key: k for k in inputs.analysis.kernels}
-        self.projects = self._project_links()
+        # spec_json/document_json are pydantic dumps: once per resource, shared by every page.
+        self.specs: dict[str, dict[str, Any]] = {d: r.spec for d, r in self.runs.items()}
+        self.documents: dict[str, dict[str, Any]] = {}
+        self.gpu_labels: dict[str, str] = {}
         self.rows: dict[str, RunRow] = {}
+        self.projects = self._project_links()
 
     # shared pieces -------------------------------------------------------------------------
 
@@ -459,12 +464,30 @@ class _Planner:
         shown = text or (title_of(entry) if entry else short(digest_value))
         return Link(shown, self.urls.link(digest_value))
 
+    def spec(self, entry: LoadedResource) -> dict[str, Any]:
+        found = self.specs.get(entry.digest)
+        if found is None:
+            found = self.specs[entry.digest] = entry.resource.spec_json()
+        return found
+
+    def document(self, entry: LoadedResource) -> dict[str, Any]:
+        found = self.documents.get(entry.digest)
+        if found is None:
+            found = self.documents[entry.digest] = entry.resource.document_json()
+        return found
+
     def gpu_label(self, digest_value: str) -> str:
+        label = self.gpu_labels.get(digest_value)
+        if label is not None:
+            return label
         entry = self.catalog.get(digest_value, "ExecutionEnvironment")
         if entry is None:
-            return "environment " + short(digest_value)
-        hardware = entry.resource.spec_json()["hardware"]
-        return " ".join(p for p in (hardware["product"], hardware.get("formFactor", "")) if p)
+            label = "environment " + short(digest_value)
+        else:
+            hardware = self.spec(entry)["hardware"]
+            label = " ".join(p for p in (hardware["product"], hardware.get("formFactor", "")) if p)
+        self.gpu_labels[digest_value] = label
+        return label
 
     def kernel_link(self, key: str) -> Link:
         kernel = self.kernels.get(key)
@@ -496,13 +519,13 @@ class _Planner:
         return tuple(self.run_row(r) for r in ordered)
 
     def identity(self, entry: LoadedResource) -> Identity:
-        document = entry.resource.document_json()
-        canonical = canonical_json(identity_document(entry.kind, document["spec"])).decode()
+        canonical = canonical_text(identity_document(entry.kind, self.spec(entry)), entry.digest)
+        path = self.urls.path_of(entry.digest) or ""
         return Identity(
             kind=entry.kind,
             digest=entry.digest,
             canonical=canonical,
-            document=json.dumps(document, ensure_ascii=False, indent=2),
+            json_href=self.urls.href(json_twin(path)),
             schema_href=self.urls.href(self.urls.schema(entry.kind)),
         )
 
@@ -513,7 +536,7 @@ class _Planner:
             "url": self.urls.link(entry.digest),
             "schema": self.urls.href(self.urls.schema(entry.kind)),
             **extra,
-            "document": entry.resource.document_json(),
+            "document": self.document(entry),
         }
 
     # the site ------------------------------------------------------------------------------
@@ -535,8 +558,7 @@ class _Planner:
         runs = newest_first(self.runs.values())
         sitemap = tuple(sorted(self.urls.absolute(p.path) for p in pages))
         export = tuple(
-            {"digest": d, "resource": e.resource.document_json()}
-            for d, e in self.catalog.by_digest.items()
+            {"digest": d, "resource": self.document(e)} for d, e in self.catalog.by_digest.items()
         )
         return Site(
             pages=tuple(pages),
@@ -684,7 +706,9 @@ class _Planner:
                 report.copyright or "",
                 report.repository,
             )
-            blocks.append(SourceBlock(attribution, 0, self.report_facts(report), report.reasons))
+            blocks.append(
+                SourceBlock(attribution, 0, tuple(self.report_facts(report)), report.reasons)
+            )
         return tuple(blocks)
 
     def report_facts(self, report: SourceReport) -> list[Fact]:
@@ -712,7 +736,7 @@ class _Planner:
         description = None
         refs: tuple[Link, ...] = ()
         if operation is not None:
-            spec = operation.resource.spec_json()
+            spec = self.spec(operation)
             metadata = operation.resource.metadata
             description = metadata.description
             refs = tuple(Link(r.url, r.url) for r in metadata.source_refs or ())
@@ -1019,7 +1043,7 @@ class _Planner:
         tensors: list[Tensor] = []
         scalars: list[Fact] = []
         if workload is not None:
-            wspec = workload.resource.spec_json()
+            wspec = self.spec(workload)
             tensors = [
                 Tensor(name, " × ".join(str(d) for d in t["shape"]) or "scalar", t["dtype"])
                 for name, t in wspec["tensors"].items()
@@ -1111,7 +1135,7 @@ class _Planner:
         entry = self.catalog.get(digest_value, "BenchmarkProtocol")
         if entry is None:
             return ()
-        spec = entry.resource.spec_json()
+        spec = self.spec(entry)
         harness, measurement = spec["harness"], spec["measurement"]
         facts = [Fact("Protocol", title_of(entry), self.urls.link(digest_value))]
         facts.append(
@@ -1149,7 +1173,7 @@ class _Planner:
         entry = self.catalog.get(digest_value, "ExecutionEnvironment")
         if entry is None:
             return ()
-        spec = entry.resource.spec_json()
+        spec = self.spec(entry)
         hardware, software = spec["hardware"], spec["software"]
         facts = [Fact("Environment", title_of(entry), self.urls.link(digest_value))]
         product = hardware["product"]
@@ -1229,7 +1253,7 @@ class _Planner:
         notes = None
         extra_links: list[Link] = []
         users_title = "Used by"
-        spec = entry.resource.spec_json()
+        spec = self.spec(entry)
         if kind == "BenchmarkProtocol":
             groups.append(FactGroup("How it was measured", self.protocol_facts(entry.digest)[1:]))
             notes = spec.get("comparability", {}).get("notes")
@@ -1418,7 +1442,7 @@ class _Planner:
         by_package: dict[str, LoadedResource] = {}
         by_name: dict[str, LoadedResource] = {}
         for project in projects:
-            spec = project.resource.spec_json()
+            spec = self.spec(project)
             for repository in (spec.get("repository"), _host_url(spec.get("host"))):
                 if repository:
                     by_repository.setdefault(_repository_key(repository), project)
@@ -1509,7 +1533,7 @@ class _Planner:
         return pages
 
     def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:
-        spec = entry.resource.spec_json()
+        spec = self.spec(entry)
         link = Link(title_of(entry), self.urls.link(entry.digest))
         runs = len(self.catalog.users(entry.digest, "BenchmarkRun"))
         if entry.kind == "ExecutionEnvironment":
@@ -1577,6 +1601,18 @@ class _Planner:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+def canonical_text(document: dict[str, Any], digest_value: str) -> str:
+    """The RFC 8785 text whose sha256 is `digest_value`.
+
+    Sorted compact `json.dumps` is the same text for most documents and runs in C; its hash
+    proves when it is, and the exact (slower) canonicaliser covers the rest.
+    """
+    fast = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if "sha256:" + hashlib.sha256(fast.encode()).hexdigest() == digest_value:
+        return fast
+    return canonical_json(document).decode()
 
 
 def title_of(entry: LoadedResource) -> str:
