@@ -211,3 +211,27 @@ def test_source_date_epoch_is_the_only_clock(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "sitegen.cli", "build", str(SITE_CONTENT), "--out", str(out)]
     subprocess.run(command, check=True, env=env, capture_output=True)
     assert "Built 2025-07-17 18:00 UTC" in (out / "index.html").read_text()
+
+
+def test_serve_rebuilds_and_serves(tmp_path: Path) -> None:
+    from urllib.request import urlopen
+
+    from sitegen.serve import rebuild, start_server
+
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "site"
+    assert rebuild(content, out, None)
+    server = start_server(out, 0)
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/runs/f0cf6dd69e048a9b/"
+        with urlopen(url) as response:
+            assert "LayerNorm · liger · backward" in response.read().decode()
+        # A broken edit: the rebuild fails and the previous site keeps being served.
+        (content / "runs" / "bad.json").write_text("{")
+        assert not rebuild(content, out, None)
+        with urlopen(url) as response:
+            assert response.status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
