@@ -427,6 +427,8 @@ class _Planner:
         self.specs: dict[str, dict[str, Any]] = {d: r.spec for d, r in self.runs.items()}
         self.documents: dict[str, dict[str, Any]] = {}
         self.gpu_labels: dict[str, str] = {}
+        self.credits: dict[frozenset[str], tuple[Attribution, ...]] = {}
+        self.user_lists: dict[str, list[LoadedResource]] = {}
         self.rows: dict[str, RunRow] = {}
         self.projects = self._project_links()
 
@@ -454,10 +456,13 @@ class _Planner:
         )
 
     def attributions(self, runs: Iterable[RunFacts]) -> tuple[Attribution, ...]:
-        sources = sorted({r.spec.get("sourceNative", {}).get("source", "") for r in runs} - {""})
-        # Backend-tagged sources (`liger-kernel-bench-cutile`) share their upstream's credit line.
-        found = {a.text: a for a in (attribution_for(s, self.reports) for s in sources)}
-        return tuple(found[text] for text in sorted(found))
+        sources = frozenset(r.spec.get("sourceNative", {}).get("source", "") for r in runs)
+        cached = self.credits.get(sources)
+        if cached is None:
+            # Backend-tagged sources (`liger-kernel-bench-cutile`) share their upstream's line.
+            found = {a.text: a for a in (attribution_for(s, self.reports) for s in sources if s)}
+            cached = self.credits[sources] = tuple(found[text] for text in sorted(found))
+        return cached
 
     def link(self, digest_value: str, text: str | None = None) -> Link:
         entry = self.catalog.by_digest.get(digest_value)
@@ -468,6 +473,13 @@ class _Planner:
         found = self.specs.get(entry.digest)
         if found is None:
             found = self.specs[entry.digest] = entry.resource.spec_json()
+        return found
+
+    def users(self, digest_value: str) -> list[LoadedResource]:
+        """catalog.users, once per resource: list pages and resource pages both ask."""
+        found = self.user_lists.get(digest_value)
+        if found is None:
+            found = self.user_lists[digest_value] = self.catalog.users(digest_value)
         return found
 
     def document(self, entry: LoadedResource) -> dict[str, Any]:
@@ -1246,7 +1258,7 @@ class _Planner:
     def resource(self, entry: LoadedResource) -> Page:
         path = self.urls.path_of(entry.digest) or ""
         kind = entry.kind
-        users = self.catalog.users(entry.digest)
+        users = self.users(entry.digest)
         runs = [self.runs[u.digest] for u in users if u.kind == "BenchmarkRun"]
         others = [u for u in users if u.kind != "BenchmarkRun"]
         groups: list[FactGroup] = []
@@ -1281,7 +1293,7 @@ class _Planner:
             )
             extra_links = [self.link(d) for d in implementations]
             for d in implementations:
-                runs += [self.runs[u.digest] for u in self.catalog.users(d, "BenchmarkRun")]
+                runs += [self.runs[u.digest] for u in self.users(d) if u.kind == "BenchmarkRun"]
         meta = self.meta(
             title_of(entry),
             path,
@@ -1535,7 +1547,7 @@ class _Planner:
     def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:
         spec = self.spec(entry)
         link = Link(title_of(entry), self.urls.link(entry.digest))
-        runs = len(self.catalog.users(entry.digest, "BenchmarkRun"))
+        runs = sum(1 for u in self.users(entry.digest) if u.kind == "BenchmarkRun")
         if entry.kind == "ExecutionEnvironment":
             return (link, Link(spec["hardware"]["architecture"]), Link(f"{runs:,}"))
         if entry.kind == "ImplementationRevision":
