@@ -69,3 +69,22 @@ def test_digest_of_a_bundle_names_each_member(capsys: pytest.CaptureFixture[str]
         ("environment", "ExecutionEnvironment"),
     ]
     assert rows[0][3] == "sha256:f0cf6dd69e048a9b8a36f49fe2ac18abee9a512e48d2f92dd7cfd4d03a280b86"
+
+
+def test_import_liger_writes_a_tree_that_checks_clean(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    csv = tmp_path / "all_benchmark_data.csv"
+    rows = (SHARED / "data" / "liger" / "all_benchmark_data.csv").read_text().splitlines()
+    seed = [r for r in rows if r.startswith("layer_norm,liger,backward,speed")]
+    csv.write_text("\n".join([rows[0], *seed]) + "\n")
+    out = tmp_path / "content"
+    assert main(["import", "liger", str(csv), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(out), "--strict"]) == 0
+    assert capsys.readouterr().out.startswith("ok, 0 warnings:")
+    seed_run = out / "runs" / "layer_norm" / "backward"
+    assert any(
+        p.name.endswith("hidden16384-rows4096-fp32.2025-07-17-18-18-16.json")
+        for p in seed_run.iterdir()
+    )
