@@ -21,6 +21,9 @@ EXIT_OK, EXIT_CONTENT, EXIT_USAGE = 0, 1, 2
 
 
 def _check(args: argparse.Namespace) -> int:
+    if not args.content_dir.is_dir():
+        print(f"sitegen check: {args.content_dir}: no such directory", file=sys.stderr)
+        return EXIT_USAGE
     checked = check_content(args.content_dir, strict=args.strict)
     print(format_report(checked.problems, checked.resource_count, checked.file_count))
     return EXIT_OK if checked.ok else EXIT_CONTENT

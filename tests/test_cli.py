@@ -88,3 +88,10 @@ def test_import_liger_writes_a_tree_that_checks_clean(
         p.name.endswith("hidden16384-rows4096-fp32.2025-07-17-18-18-16.json")
         for p in seed_run.iterdir()
     )
+
+
+def test_check_of_a_missing_directory_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["check", str(tmp_path / "nowhere")]) == 2
+    assert "no such directory" in capsys.readouterr().err
