@@ -1,8 +1,9 @@
-"""Command line: `sitegen check | digest | import | build | serve`."""
+"""Command line: `sitegen check | digest | import | build | serve | diff`."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -10,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sitegen.build import build_site, check_content
+from sitegen.deploy import CONTEXTS, DeployError, Deployment, deployment_from
 from sitegen.load import load_files
 from sitegen.pages import build_date_from_epoch
 from sitegen.problems import format_report
@@ -54,15 +56,47 @@ def _progress() -> Callable[[int, int], None]:
     return report
 
 
+def _deployment(args: argparse.Namespace) -> Deployment:
+    """Netlify's environment, each variable overridden by its option (docs/deploy.md)."""
+    return deployment_from(
+        os.environ,
+        context=args.context,
+        base_url=args.base_url,
+        deploy_url=args.deploy_url,
+        review_id=args.review_id,
+        branch=args.branch,
+        commit=args.commit,
+        compare_with=args.compare_with,
+        base_branch=args.base_branch,
+    )
+
+
 def _build(args: argparse.Namespace) -> int:
+    from sitegen.baseline import preview_baseline  # git and urllib only when comparing
+
     started = time.perf_counter()
+    try:
+        deployment = _deployment(args)
+    except DeployError as error:
+        print(f"sitegen build: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    baseline = None
+    if deployment.compares:
+        baseline = preview_baseline(deployment, args.content_dir)
+        for note in baseline.notes:
+            print(f"warning: base: {note}", file=sys.stderr)
+        if baseline.manifest is None:
+            print("warning: the changes page says the base could not be read", file=sys.stderr)
+        else:
+            print(f"changes compared with {baseline.label}", file=sys.stderr)
     try:
         built = build_site(
             args.content_dir,
             args.out,
-            base_url=args.base_url,
             build_date=build_date_from_epoch(os.environ.get("SOURCE_DATE_EPOCH")),
             progress=_progress(),
+            deployment=deployment,
+            baseline=baseline,
         )
     except (OutputError, UrlError, RenderError) as error:
         print(f"sitegen build: {error}", file=sys.stderr)
@@ -79,6 +113,32 @@ def _build(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     pages, runs = f"{built.page_count:,} pages", f"{built.run_count:,} runs"
     print(f"built {pages} ({runs}) in {elapsed:.1f} s → {args.out}")
+    if not deployment.production:
+        print(f"{deployment.context}: noindex, with a preview banner", file=sys.stderr)
+    return EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from sitegen.baseline import BaseContentError, BaseError, read_manifest
+    from sitegen.changes import changes_document, compare, format_markdown
+
+    sides = []
+    for spec in (args.base, args.head):
+        try:
+            sides.append(
+                read_manifest(
+                    spec, cwd=Path.cwd(), content_path=args.content_path, base_url=args.base_url
+                )
+            )
+        except BaseError as error:
+            print(f"sitegen diff: {error}", file=sys.stderr)
+            return EXIT_CONTENT if isinstance(error, BaseContentError) else EXIT_USAGE
+    (base, base_label), (head, head_label) = sides
+    changes = compare(base, head, base_label, head_label)
+    if args.format == "json":
+        print(json.dumps(changes_document(changes), ensure_ascii=False, indent=2))
+    else:
+        print(format_markdown(changes, args.head_url), end="")
     return EXIT_OK
 
 
@@ -138,6 +198,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the site is published, e.g. https://kernelindex.dev/ or /sub/ "
         "(default: links from /, absolute URLs under https://kernelindex.dev/)",
     )
+    deploy = build.add_argument_group(
+        "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"
+    )
+    deploy.add_argument(
+        "--context", choices=CONTEXTS, help="production, deploy-preview, … [CONTEXT]"
+    )
+    deploy.add_argument(
+        "--deploy-url", metavar="URL", help="where this deploy is served [DEPLOY_PRIME_URL]"
+    )
+    deploy.add_argument("--review-id", metavar="N", help="the pull request number [REVIEW_ID]")
+    deploy.add_argument("--branch", metavar="NAME", help="the branch built [HEAD, then BRANCH]")
+    deploy.add_argument("--commit", metavar="SHA", help="the commit built [COMMIT_REF]")
+    deploy.add_argument(
+        "--compare-with",
+        metavar="BASE",
+        help="what the changes page compares with: git ref, content dir, manifest path or URL "
+        "[SITEGEN_COMPARE_WITH; previews default to the base branch, then production]",
+    )
+    deploy.add_argument(
+        "--base-branch",
+        metavar="NAME",
+        help="the branch a preview is compared with [SITEGEN_BASE_BRANCH, default main]",
+    )
     build.set_defaults(handler=_build)
 
     serve = commands.add_parser(
@@ -148,6 +231,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--port", type=int, default=8000, help="default: 8000 (on 127.0.0.1)")
     serve.set_defaults(handler=_serve)
+
+    diff = commands.add_parser(
+        "diff",
+        help="what HEAD adds, removes, modifies or moves compared with BASE (for CI comments)",
+        description="BASE and HEAD are each a git ref (its content tree, read with git archive), "
+        "a content directory, a built site or manifest.json, or an http(s) URL of one.",
+    )
+    diff.add_argument("base", metavar="BASE")
+    diff.add_argument(
+        "head", nargs="?", default="content", metavar="HEAD", help="default: content/"
+    )
+    diff.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    diff.add_argument(
+        "--content-path",
+        default="content",
+        metavar="PATH",
+        help="the content tree inside the repository, for git refs (default: content)",
+    )
+    diff.add_argument(
+        "--base-url", metavar="URL", help="where a site built from content is published"
+    )
+    diff.add_argument(
+        "--head-url", metavar="URL", help="link HEAD's pages under this URL (a deploy preview)"
+    )
+    diff.set_defaults(handler=_diff)
     return parser
 
 

@@ -9,17 +9,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.catalog import Catalog
-from sitegen.charts import chart_spec, colours_for, display_unit, metric_name, scale
+from sitegen.changes import (
+    Baseline,
+    Changes,
+    Group,
+    Modified,
+    RunChange,
+    changes_document,
+    run_facts,
+    summary_line,
+    value_text,
+)
+from sitegen.charts import chart_spec, colours_for, display_unit, metric_name
+from sitegen.deploy import BRANCH_DEPLOY, DEPLOY_PREVIEW, Deployment
 from sitegen.digest import canonical_json, identity_document, short
+from sitegen.display import KIND_WORDS, Numbers, environment_label, title_of
 from sitegen.kernels import (
     LATENCY,
     Analysis,
@@ -36,17 +48,11 @@ from sitegen.resources import KINDS
 from sitegen.sources import Attribution, SourceReport, attribution_for, report_matches
 from sitegen.urls import SECTION_TITLES, SECTIONS, SiteUrls, json_twin
 
+if TYPE_CHECKING:  # manifest.py reads pages' helpers: import its type for annotations only
+    from sitegen.manifest import Entry, Manifest
+
 FEED_SIZE = 50
 HOME_RECENT = 10
-KIND_WORDS = {
-    "OperationSpec": "kernel",
-    "WorkloadCase": "workload",
-    "ImplementationRevision": "implementation",
-    "SoftwareProject": "project",
-    "BenchmarkProtocol": "protocol",
-    "ExecutionEnvironment": "GPU environment",
-    "BenchmarkRun": "run",
-}
 # FORMAT.md §5: the Liger benchmark's providers (kebab-cased as in implementation names) and
 # the SoftwareProject each belongs to. Used only when no repository or package says otherwise.
 LIGER_PROVIDER_PROJECTS = {
@@ -297,7 +303,66 @@ class NotFoundContext:
     meta: PageMeta
 
 
-Context = HomeContext | KernelContext | RunContext | ResourceContext | ListContext | NotFoundContext
+@dataclass(frozen=True)
+class ChangeItem:
+    """A resource added, removed or with modified metadata."""
+
+    kind_word: str
+    resource: Link  # added and modified: this site's page; removed: the base site's page
+    facts: str  # a run's pass, GPU, implementation and shape; "" for other kinds
+    value: str  # a run's headline value; "" for other kinds
+    note: str  # what metadata changed; ""
+
+
+@dataclass(frozen=True)
+class RunChangeRow:
+    """A run measured again: its page here and in the base, and its value in both."""
+
+    run: Link
+    was: Link
+    pass_name: str
+    gpu: str
+    implementation: str
+    shape: str
+    before: str
+    after: str
+    change: str
+    percent: str
+
+
+@dataclass(frozen=True)
+class ChangeSection:
+    anchor: str
+    title: str
+    kernel: Link | None  # None: protocols, GPUs and projects
+    moved: tuple[RunChangeRow, ...]
+    replaced: tuple[RunChangeRow, ...]
+    added: tuple[ChangeItem, ...]
+    removed: tuple[ChangeItem, ...]
+    modified: tuple[ChangeItem, ...]
+
+
+@dataclass(frozen=True)
+class ChangesContext:
+    meta: PageMeta
+    head: str
+    base: str
+    summary: str
+    counts: tuple[Fact, ...]
+    unread: bool  # the base could not be read: notes say why
+    notes: tuple[str, ...]
+    sections: tuple[ChangeSection, ...]
+
+
+Context = (
+    HomeContext
+    | KernelContext
+    | RunContext
+    | ResourceContext
+    | ListContext
+    | NotFoundContext
+    | ChangesContext
+)
 
 
 @dataclass(frozen=True)
@@ -336,38 +401,12 @@ class Site:
     run_count: int
     build_date: str | None
     attributions: tuple[Attribution, ...] = field(default=())
+    banner: tuple[Link, ...] = ()  # a preview's banner, every page; () in production
+    indexable: bool = True  # False: noindex everywhere (meta, robots.txt, _headers)
+    manifest: Manifest | None = None  # published as /manifest.json
 
 
 # --- formatting ---------------------------------------------------------------------------------
-
-
-def decimals_for(value: float, least: int = 3) -> int:
-    """At least `least` decimals and three significant digits: 0.578, 0.00812, 46.833."""
-    if value <= 0 or not math.isfinite(value):
-        return least
-    return max(least, 2 - math.floor(math.log10(value)))
-
-
-class Numbers:
-    """Display of one metric's raw values in its display unit, centre and spread aligned."""
-
-    def __init__(self, metric: str, unit: str) -> None:
-        self.unit = display_unit(metric, unit)
-        self.divisor = scale(metric, unit)
-        self.least = 3 if self.divisor != 1.0 else 2
-
-    def one(self, raw: float) -> str:
-        shown = raw / self.divisor
-        return f"{shown:,.{decimals_for(shown, self.least)}f}"
-
-    def aligned(self, value: Value) -> tuple[str, str, str]:
-        """(centre, low, high) with the centre's decimals, low/high "" when absent."""
-        places = decimals_for(value.centre / self.divisor, self.least)
-
-        def text(raw: float | None) -> str:
-            return "" if raw is None else f"{raw / self.divisor:,.{places}f}"
-
-        return text(value.centre), text(value.low), text(value.high)
 
 
 def exact(value: float, unit: str) -> str:
@@ -406,6 +445,10 @@ class Inputs:
     urls: SiteUrls
     reports: dict[str, SourceReport]
     build_date: str | None  # from SOURCE_DATE_EPOCH only; None prints no date
+    deployment: Deployment = field(default_factory=Deployment)
+    manifest: Manifest | None = None
+    baseline: Baseline | None = None  # what the changes page compares with; None: no page
+    changes: Changes | None = None  # None when there is no baseline or it could not be read
 
 
 def plan_site(inputs: Inputs) -> Site:
@@ -421,6 +464,10 @@ class _Planner:
         self.urls = inputs.urls
         self.reports = inputs.reports
         self.build_date = inputs.build_date
+        self.deployment = inputs.deployment
+        self.manifest = inputs.manifest
+        self.baseline = inputs.baseline
+        self.changes = inputs.changes
         self.runs = inputs.analysis.runs
         self.kernels = {k.key: k for k in inputs.analysis.kernels}
         # spec_json/document_json are pydantic dumps: once per resource, shared by every page.
@@ -492,13 +539,7 @@ class _Planner:
         label = self.gpu_labels.get(digest_value)
         if label is not None:
             return label
-        entry = self.catalog.get(digest_value, "ExecutionEnvironment")
-        if entry is None:
-            label = "environment " + short(digest_value)
-        else:
-            hardware = self.spec(entry)["hardware"]
-            label = " ".join(p for p in (hardware["product"], hardware.get("formFactor", "")) if p)
-        self.gpu_labels[digest_value] = label
+        label = self.gpu_labels[digest_value] = environment_label(self.catalog, digest_value)
         return label
 
     def kernel_link(self, key: str) -> Link:
@@ -566,6 +607,8 @@ class _Planner:
         ):
             pages += [self.resource(entry) for entry in self.catalog.of_kind(kind)]
         pages += self.lists()
+        if self.has_changes_page:
+            pages.append(self.changes_page())
         pages.sort(key=lambda p: p.path)
         runs = newest_first(self.runs.values())
         sitemap = tuple(sorted(self.urls.absolute(p.path) for p in pages))
@@ -581,6 +624,9 @@ class _Planner:
             run_count=len(self.runs),
             build_date=self.build_date,
             attributions=self.attributions(self.runs.values()),
+            banner=self.banner(),
+            indexable=self.deployment.indexable,
+            manifest=self.manifest,
         )
 
     def home(self) -> Page:
@@ -1470,6 +1516,133 @@ class _Planner:
                 )
         return found
 
+    # previews: the banner and the changes page ----------------------------------------------
+
+    @property
+    def has_changes_page(self) -> bool:
+        return self.baseline is not None or self.deployment.compares
+
+    def banner(self) -> tuple[Link, ...]:
+        """`Deploy preview for pull request #123 · commit abc1234 · see what it changes →`."""
+        deployment = self.deployment
+        if deployment.production:
+            return ()
+        if deployment.context == DEPLOY_PREVIEW:
+            number = deployment.review_id
+            title = f"Deploy preview for pull request #{number}" if number else "Deploy preview"
+            parts = [Link(title, deployment.pull_request_url())]
+        elif deployment.context == BRANCH_DEPLOY:
+            branch = deployment.branch
+            parts = [Link(f"Branch deploy of {branch}" if branch else "Branch deploy")]
+        else:
+            parts = [Link(f"Preview build ({deployment.context})")]
+        if deployment.commit:
+            parts.append(Link(f"commit {deployment.short_commit}", deployment.commit_url()))
+        if self.has_changes_page:
+            parts.append(Link("see what it changes →", self.urls.href("changes/")))
+        return tuple(parts)
+
+    def changes_page(self) -> Page:
+        path = "changes/"
+        changes, baseline = self.changes, self.baseline
+        review = self.deployment.review_id
+        title = f"What pull request #{review} changes" if review else "What this build changes"
+        base = baseline.label if baseline is not None else "nothing"
+        if changes is None:
+            summary = "The base could not be read, so there is nothing to compare with."
+            if baseline is None:
+                summary = "No base was given to compare with."
+        else:
+            summary = summary_line(changes)
+        meta = self.meta(title, path, summary, "")
+        sections: tuple[ChangeSection, ...] = ()
+        counts: tuple[Fact, ...] = ()
+        if changes is not None:
+            base_site = changes.base.site
+            sections = tuple(self.change_section(g, base_site) for g in changes.groups)
+            counts = tuple(
+                Fact(label, f"{changes.count(what):,}")
+                for what, label in (
+                    ("added", "Added"),
+                    ("removed", "Removed"),
+                    ("modified", "Metadata modified"),
+                    ("moved", "Runs moved"),
+                    ("replaced", "Runs measured again, same value"),
+                )
+                if changes.count(what)
+            )
+        context = ChangesContext(
+            meta=meta,
+            head=changes.head.label if changes else self.deployment_label(),
+            base=base,
+            summary=summary,
+            counts=counts,
+            unread=changes is None,
+            notes=baseline.notes if baseline is not None else (),
+            sections=sections,
+        )
+        twin: dict[str, Any] = {"title": title, "summary": summary}
+        if changes is not None:
+            twin |= changes_document(changes)
+        twin["baseNotes"] = list(context.notes)
+        return Page(path, "changes.html", context, twin)
+
+    def deployment_label(self) -> str:
+        commit = self.deployment.short_commit
+        return f"this build at {commit}" if commit else "this build"
+
+    def change_section(self, group: Group, base_site: str) -> ChangeSection:
+        kernel = None
+        if group.kernel is not None:
+            path = group.kernel.path
+            href = self.urls.href(path) if group.kernel_in_head else base_site + path
+            kernel = Link(group.kernel.title, href)
+        title = kernel.text if kernel else "Protocols, GPUs and projects"
+        return ChangeSection(
+            anchor="kernel-" + anchor(title) if kernel else "other-resources",
+            title=title,
+            kernel=kernel,
+            moved=tuple(self.run_change_row(c, base_site) for c in group.moved),
+            replaced=tuple(self.run_change_row(c, base_site) for c in group.replaced),
+            added=tuple(self.change_item(e, self.urls.href(e.path)) for e in group.added),
+            removed=tuple(self.change_item(e, base_site + e.path) for e in group.removed),
+            modified=tuple(self.modified_item(m) for m in group.modified),
+        )
+
+    def change_item(self, entry: Entry, href: str, note: str = "") -> ChangeItem:
+        return ChangeItem(
+            kind_word=KIND_WORDS[entry.kind],
+            resource=Link(entry.title, href),
+            facts=run_facts(entry),
+            value=value_text(entry),
+            note=note,
+        )
+
+    def modified_item(self, item: Modified) -> ChangeItem:
+        notes = []
+        for change in item.fields:
+            if change.before is None:
+                notes.append("description, labels, authors or source references changed")
+            else:
+                notes.append(f"{change.field}: “{change.before}” → “{change.after}”")
+        return self.change_item(item.head, self.urls.href(item.head.path), "; ".join(notes))
+
+    def run_change_row(self, change: RunChange, base_site: str) -> RunChangeRow:
+        run = change.head.run
+        assert run is not None  # only runs are paired
+        return RunChangeRow(
+            run=Link(change.head.title, self.urls.href(change.head.path)),
+            was=Link(short(change.base.digest), base_site + change.base.path),
+            pass_name=run.pass_name,
+            gpu=run.gpu,
+            implementation=run.implementation,
+            shape=run.shape,
+            before=change.before,
+            after=change.after,
+            change=change.change,
+            percent=change.percent,
+        )
+
     # lists, feed, 404 ----------------------------------------------------------------------
 
     def lists(self) -> list[Page]:
@@ -1625,10 +1798,6 @@ def canonical_text(document: dict[str, Any], digest_value: str) -> str:
     if "sha256:" + hashlib.sha256(fast.encode()).hexdigest() == digest_value:
         return fast
     return canonical_json(document).decode()
-
-
-def title_of(entry: LoadedResource) -> str:
-    return entry.resource.metadata.title or entry.name
 
 
 def _spread_names(series: Series) -> tuple[str, str] | None:

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from sitegen.manifest import manifest_document
 from sitegen.pages import Link, Page, Site, schema_documents
 from sitegen.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
 
@@ -58,6 +59,9 @@ class SiteChrome:
     export: str
     schemas: str
     build_date: str | None
+    banner: tuple[Link, ...] = ()  # a preview's banner; () in production
+    noindex: bool = False  # every page says `<meta name="robots" content="noindex">`
+    preview_css: str | None = None  # the banner's and the changes page's styles
 
 
 def plotly_bundle() -> bytes:
@@ -76,12 +80,16 @@ def hashed(stem: str, suffix: str, data: bytes) -> Asset:
     return Asset(f"assets/{stem}-{hashlib.sha256(data).hexdigest()[:HASH_HEX]}{suffix}", data)
 
 
-def site_assets() -> dict[str, Asset]:
-    return {
+def site_assets(preview: bool = False) -> dict[str, Asset]:
+    """The assets every site has, and the preview styles when the site is a preview."""
+    assets = {
         "css": hashed("site", ".css", (ASSETS_DIR / "site.css").read_bytes()),
         "js": hashed("site", ".js", (ASSETS_DIR / "site.js").read_bytes()),
         "plotly": hashed("plotly", ".min.js", plotly_bundle()),
     }
+    if preview:
+        assets["preview"] = hashed("preview", ".css", (ASSETS_DIR / "preview.css").read_bytes())
+    return assets
 
 
 # --- filters ------------------------------------------------------------------------------------
@@ -162,7 +170,8 @@ def render_site(
 ) -> dict[str, bytes]:
     """Every output file in memory, sorted by path."""
     environment = environment or make_environment()
-    assets = site_assets()
+    preview = bool(site.banner) or any(p.template == "changes.html" for p in site.pages)
+    assets = site_assets(preview)
     chrome = SiteChrome(
         home=urls.href(""),
         nav=tuple((s, Link(SECTION_TITLES[s], urls.href(f"{s}/"))) for s in NAV_SECTIONS),
@@ -173,6 +182,9 @@ def render_site(
         export=urls.href("export/resources.jsonl"),
         schemas=urls.href("schemas/"),
         build_date=site.build_date,
+        banner=site.banner,
+        noindex=not site.indexable,
+        preview_css=urls.href(assets["preview"].path) if preview else None,
     )
     files = Files()
     for asset in assets.values():
@@ -192,10 +204,15 @@ def render_site(
     files.add(
         "sitemap.xml", environment.get_template("sitemap.xml").render(urls=site.sitemap).encode()
     )
-    files.add(
-        "robots.txt",
-        f"User-agent: *\nAllow: /\n\nSitemap: {urls.absolute('sitemap.xml')}\n".encode(),
-    )
+    if site.indexable:
+        robots = f"User-agent: *\nAllow: /\n\nSitemap: {urls.absolute('sitemap.xml')}\n"
+    else:
+        # Previews: nothing may be indexed. Netlify reads `_headers` from the published folder.
+        robots = "User-agent: *\nDisallow: /\n"
+        files.add("_headers", b"/*\n  X-Robots-Tag: noindex\n")
+    files.add("robots.txt", robots.encode())
+    if site.manifest is not None:
+        files.add("manifest.json", _json(manifest_document(site.manifest)))
     files.add("export/resources.jsonl", _jsonl(site.export))
     schemas = schema_documents()
     for kind, schema in schemas.items():

@@ -36,3 +36,25 @@ def seed_row(shared: Path) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def example_bundle(shared: Path) -> dict[str, Any]:
     return read_json(shared / "examples" / "layer-norm-backward-liger-h100.json")  # type: ignore[no-any-return]
+
+
+# What sitegen reads from a deploy environment (sitegen/deploy.py): never from the test runner's.
+DEPLOY_VARIABLES = (
+    "CONTEXT",
+    "URL",
+    "DEPLOY_PRIME_URL",
+    "DEPLOY_URL",
+    "REVIEW_ID",
+    "HEAD",
+    "BRANCH",
+    "COMMIT_REF",
+    "REPOSITORY_URL",
+    "SITEGEN_COMPARE_WITH",
+    "SITEGEN_BASE_BRANCH",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_deploy_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in DEPLOY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)

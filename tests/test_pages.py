@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 from sitegen.build import check_content
+from sitegen.display import Numbers, decimals_for
 from sitegen.kernels import Kernel, analyse, values_of
-from sitegen.pages import Inputs, KernelContext, Numbers, RunContext, decimals_for, plan_site
+from sitegen.pages import Inputs, KernelContext, RunContext, plan_site
 from sitegen.sources import load_reports
 from sitegen.urls import plan_urls
 from tests.conftest import FIXTURES
