@@ -107,7 +107,15 @@ def preview_baseline(deployment: Deployment, content_dir: Path) -> Baseline:
 def _git(
     root: Path, *args: str, timeout: float = GIT_TIMEOUT_S
 ) -> subprocess.CompletedProcess[bytes]:
-    environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    # Never wait for a password or a host key: a build has no one to answer.
+    environment = {
+        "GIT_SSH_COMMAND": "ssh -o BatchMode=yes",
+        **os.environ,
+        "GIT_TERMINAL_PROMPT": "0",
+        "LC_ALL": "C",
+    }
+    if not root.is_dir():
+        raise BaseError(f"{root}: no such directory")
     try:
         return subprocess.run(
             ["git", *args],

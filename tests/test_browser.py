@@ -1,7 +1,9 @@
 """A real browser on the built site: charts draw, nothing errors, links lead to runs.
 
 Uses Debian's Chromium (`apt-get install chromium`) through Playwright. Never skipped: a missing
-browser is a failure, so CI cannot pass without having looked at a page.
+browser is a failure, so CI cannot pass without having looked at a page. The server sends the
+headers Netlify would (netlify.toml's `[[headers]]` and the site's `_headers`), so the charts are
+proven to draw under the production Content-Security-Policy.
 """
 
 from __future__ import annotations
@@ -11,12 +13,18 @@ import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
+from urllib.request import urlopen
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
-from sitegen.build import build_site
+from sitegen.build import build_site, manifest_of_content
+from sitegen.changes import Baseline
+from sitegen.deploy import Deployment
 from tests.conftest import FIXTURES
+from tests.netlify_headers import headers_for, site_rules
+from tests.pull_request import make_pull_request
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -31,22 +39,48 @@ ARGS = [
 ]
 
 
-class _Quiet(SimpleHTTPRequestHandler):
+class _AsNetlify(SimpleHTTPRequestHandler):
+    """Serves a built site with the headers Netlify would add to each path."""
+
+    rules: ClassVar[list[tuple[str, dict[str, str]]]] = []
+
+    def end_headers(self) -> None:
+        for name, value in headers_for(self.rules, self.path.split("?")[0]).items():
+            self.send_header(name, value)
+        super().end_headers()
+
     def log_message(self, format: str, *args: object) -> None:
         pass
 
 
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    out = tmp_path_factory.mktemp("browser") / "public"
-    assert build_site(FIXTURES / "site" / "content", out).out_dir is not None
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+def _serve(out: Path) -> Iterator[str]:
+    handler = type("Handler", (_AsNetlify,), {"rules": site_rules(out)})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(out)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     server.server_close()
     thread.join()
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    out = tmp_path_factory.mktemp("browser") / "public"
+    assert build_site(FIXTURES / "site" / "content", out).out_dir is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
+def preview_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture pull request as a deploy preview, compared with the fixture content."""
+    root = tmp_path_factory.mktemp("preview")
+    content = make_pull_request(root / "content")
+    baseline = Baseline("main", manifest_of_content(FIXTURES / "site" / "content").manifest)
+    deployment = Deployment(context="deploy-preview", review_id="3", commit="0123456789abcdef")
+    out = root / "public"
+    assert build_site(content, out, deployment=deployment, baseline=baseline).out_dir
+    yield from _serve(out)
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +109,8 @@ def open_page(browser: Browser, url: str, problems: list[str]) -> Page:
 def test_kernel_chart_draws_and_links_to_a_run(browser: Browser, base_url: str) -> None:
     problems: list[str] = []
     page = open_page(browser, f"{base_url}/kernels/liger-layer-norm/", problems)
+    with urlopen(f"{base_url}/kernels/liger-layer-norm/") as response:  # netlify.toml's policy
+        assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
     page.wait_for_selector(".chart .main-svg", timeout=20_000)
     charts = page.locator(".chart-block")
     assert charts.count() == 4  # forward on two GPUs, backward on H100, memory on H100
@@ -120,4 +156,23 @@ def test_run_page_without_errors(browser: Browser, base_url: str) -> None:
     page.wait_for_load_state("load")
     assert page.locator("button.copy").is_visible()  # the script un-hid it
     assert page.locator("a[href='/protocols/liger-bench-do-bench-backward/']").count() >= 1
+    assert problems == []
+
+
+def test_preview_banner_and_changes_page(browser: Browser, preview_url: str) -> None:
+    problems: list[str] = []
+    page = open_page(browser, f"{preview_url}/kernels/liger-layer-norm/", problems)
+    page.wait_for_selector(".chart .main-svg", timeout=20_000)
+    banner = page.locator(".preview-banner")
+    assert banner.inner_text().strip() == (
+        "Deploy preview for pull request #3 · commit 0123456 · see what it changes →"
+    )
+    banner.locator("a", has_text="see what it changes").click()
+    page.wait_for_url(f"{preview_url}/changes/")
+    assert page.locator("h1").inner_text() == "What pull request #3 changes"
+    assert page.locator("table.run-changes td.change").inner_text() == "+0.0166 ms (+10.0%)"
+    assert page.locator("meta[name=robots]").get_attribute("content") == "noindex"
+    page.locator("table.run-changes a", has_text="LayerNorm · liger · backward").click()
+    page.wait_for_url(f"{preview_url}/runs/**")
+    assert "0.183 ms" in page.locator(".headline").inner_text()
     assert problems == []
