@@ -45,7 +45,7 @@ class Catalog:
 
 def references_of(entry: LoadedResource) -> list[tuple[str, str, str]]:
     """(json path, target kind, digest) for each digest field the resource holds."""
-    spec = entry.resource.spec_json()
+    spec = entry.spec
     found = []
     for location, target in entry.resource.references.items():
         value: Any = {"spec": spec}

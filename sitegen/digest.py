@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+import orjson
 import rfc8785
 
 API_VERSION = "kernelindex.dev/v1alpha1"
@@ -18,6 +19,26 @@ _FAST_FLOAT_RANGE = (1e-4, 1e16)  # where Python's repr and ECMAScript's Number#
 _compact = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
 ).encode
+
+
+# orjson writes floats in fixed notation the way ECMAScript does; in its sorted compact output only
+# these can differ from JCS: an integral float ("4096.0", "-0.0"), an exponent (orjson writes 1e-6
+# and 1e+16, JCS 0.000001 and 10000000000000000), `null` (orjson writes NaN and ±inf as null, JCS
+# refuses them) and any non-ASCII byte (orjson sorts keys by UTF-8 bytes, JCS by UTF-16 units).
+# OPT_STRICT_INTEGER refuses integers past ±2^53. A string holding one of these patterns only
+# sends the value down the slower path. tests/test_digest.py checks the equality.
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
+_ORJSON_RISKY = (b"null", b"e+", b"e-", b".0,", b".0]", b".0}")
+
+
+def _orjson_canonical(value: dict[str, Any]) -> bytes | None:
+    try:
+        fast = orjson.dumps(value, option=_ORJSON_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    if not fast.isascii() or any(pattern in fast for pattern in _ORJSON_RISKY):
+        return None
+    return fast
 
 
 class _NeedsReference(Exception):
@@ -32,6 +53,10 @@ def canonical_json(value: Any) -> bytes:
     integral floats are written as integers, so we take that path when it is provably the
     same (tests/test_digest.py checks the two agree) and defer to `rfc8785` otherwise.
     """
+    if isinstance(value, dict):
+        fast = _orjson_canonical(value)  # orjson (C), when its bytes provably are JCS's
+        if fast is not None:
+            return fast
     try:
         return _compact(_prepare(value)).encode("utf-8")
     except (_NeedsReference, UnicodeEncodeError):

@@ -246,7 +246,7 @@ def _case_key_shape(spec: dict[str, Any]) -> Shape | None:
 
 
 def _workload_shape(workload: LoadedResource) -> Shape:
-    spec = workload.resource.spec_json()
+    spec = workload.spec
     tensors = list(spec["tensors"].values())
     # The first tensor is the first input: its dtype is the row dtype of the benchmark.
     dtype = tensors[0]["dtype"] if tensors else ""
@@ -312,7 +312,7 @@ def analyse(catalog: Catalog) -> Analysis:
 
 
 def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]) -> RunFacts:
-    spec = entry.resource.spec_json()
+    spec = entry.spec
     workload = catalog.get(spec["workloadDigest"], "WorkloadCase")
     implementation = catalog.get(spec["implementationDigest"], "ImplementationRevision")
     title_parts = _title_parts(entry.resource.metadata.title)
@@ -320,9 +320,9 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
 
     operation_digest = None
     if workload is not None:
-        operation_digest = workload.resource.spec_json()["operationSpecDigest"]
+        operation_digest = workload.spec["operationSpecDigest"]
     elif implementation is not None:
-        operation_digest = implementation.resource.spec_json()["operation"]["specDigest"]
+        operation_digest = implementation.spec["operation"]["specDigest"]
     operation = catalog.get(operation_digest, "OperationSpec") if operation_digest else None
 
     derived_title = (

@@ -179,3 +179,42 @@ def test_fast_path_agrees_on_keys_that_sort_differently_in_utf16() -> None:
 
     value = {"\ufb01": 1, "\U0001f600": 2, "a": [1e-7, 1e21, 2.0**60, -0.0]}
     assert canonical_json(value) == rfc8785.dumps(value)
+
+
+# The orjson path (top-level objects) must equal the reference too: ASCII keys and strings so that
+# it is taken, floats and integers from everywhere so that its refusals are exercised.
+ascii_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=10)
+ascii_values = st.recursive(
+    st.booleans()
+    | st.integers(-(2**53 - 1), 2**53 - 1)
+    | floats_everywhere
+    | ascii_text
+    | st.sampled_from(["sha256:" + "0123456789" * 6 + "abcd", "1.0,", ":12345678901234567"]),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(ascii_text, children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@given(st.dictionaries(ascii_text, ascii_values, max_size=6))
+@settings(max_examples=800, deadline=None)
+def test_orjson_canonical_path_equals_the_rfc8785_package(value: dict[str, Any]) -> None:
+    import rfc8785
+
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+def test_orjson_path_is_taken_for_a_run_and_refused_where_jcs_differs(
+    seed_row: dict[str, Any],
+) -> None:
+    import rfc8785
+
+    from sitegen.digest import _orjson_canonical, identity_document
+
+    run = identity_document("BenchmarkRun", seed_row["run"]["resource"]["spec"])
+    assert _orjson_canonical(run) == rfc8785.dumps(run)
+    for risky in ({"a": 4096.0}, {"a": -0.0}, {"a": 1e16}, {"a": 1e-6}, {"é": 1}, {"a": None}):
+        assert _orjson_canonical(risky) is None
+        assert canonical_json(risky) == rfc8785.dumps(risky)
+    assert _orjson_canonical({"a": 2**53}) is None
