@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from sitegen.catalog import Catalog, resolve
 from sitegen.changes import Baseline, compare
@@ -17,10 +20,33 @@ from sitegen.load import load_content
 from sitegen.manifest import Manifest, plan_manifest
 from sitegen.pages import Inputs, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
-from sitegen.render import render_site
+from sitegen.render import render_into
 from sitegen.sources import load_reports
 from sitegen.urls import parse_base_url, plan_urls
-from sitegen.write import check_output_dir, write_site
+from sitegen.write import check_output_dir, staged
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _collect_less(function: Callable[P, R]) -> Callable[P, R]:
+    """Run `function` with the young generation collected every 100,000 allocations, not 700.
+
+    Loading and planning allocate millions of objects that live until the build ends and make
+    no cycles worth finding: with the default thresholds the collector walked them again and
+    again, a third of the planning time.
+    """
+
+    @functools.wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        thresholds = gc.get_threshold()
+        gc.set_threshold(100_000, 50, 1000)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            gc.set_threshold(*thresholds)
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -35,6 +61,7 @@ class CheckedContent:
         return not errors(self.problems)
 
 
+@_collect_less
 def check_content(content_dir: Path, strict: bool = False) -> CheckedContent:
     """Load and validate every file, then resolve every reference."""
     loaded = load_content(content_dir)
@@ -55,6 +82,7 @@ class BuiltSite:
     warnings: list[str]  # about site data outside the resources (import reports)
 
 
+@_collect_less
 def build_site(
     content_dir: Path,
     out_dir: Path,
@@ -73,7 +101,7 @@ def build_site(
     deployment = deployment or Deployment()
     if base_url is not None:
         deployment = replace(deployment, base_url=base_url)
-    # Refuse a dangerous output path before any work, and again in write_site before the swap.
+    # Refuse a dangerous output path before any work, and again in `staged` before writing.
     check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
     checked = check_content(content_dir)
@@ -98,9 +126,12 @@ def build_site(
         changes,
     )
     site = plan_site(inputs)
-    files = render_site(site, urls, progress)
-    written = write_site(files, out_dir, content_dir)
-    return BuiltSite(checked, written, len(site.pages) + 1, site.run_count, len(files), warnings)
+    # Rendered straight into the staging tree, by worker processes on a big site.
+    with staged(out_dir, content_dir) as staging:
+        file_count = render_into(site, urls, staging.write, progress)
+    return BuiltSite(
+        checked, staging.target, len(site.pages) + 1, site.run_count, file_count, warnings
+    )
 
 
 def head_label(deployment: Deployment) -> str:

@@ -7,11 +7,12 @@ the same pages in the same order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -372,6 +373,33 @@ class Page:
     context: Context
     twin: dict[str, Any] | None  # the JSON twin written beside it
 
+    def built(self) -> Page:
+        return self
+
+
+@dataclass(frozen=True)
+class LazyPage:
+    """A page planned only when it is rendered: run pages, by the render workers.
+
+    Its path and template are known at once; `built()` plans the page itself (every call
+    anew, so nothing is kept), and `context`/`twin` are there for readers such as tests.
+    """
+
+    path: str
+    template: str
+    build: Callable[[], Page] = field(repr=False, compare=False)
+
+    def built(self) -> Page:
+        return self.build()
+
+    @property
+    def context(self) -> Context:
+        return self.build().context
+
+    @property
+    def twin(self) -> dict[str, Any] | None:
+        return self.build().twin
+
 
 @dataclass(frozen=True)
 class FeedEntry:
@@ -393,7 +421,7 @@ class Feed:
 
 @dataclass(frozen=True)
 class Site:
-    pages: tuple[Page, ...]
+    pages: tuple[Page | LazyPage, ...]
     not_found: Page
     feed: Feed
     sitemap: tuple[str, ...]  # absolute page URLs, sorted
@@ -595,9 +623,13 @@ class _Planner:
     # the site ------------------------------------------------------------------------------
 
     def site(self) -> Site:
-        pages: list[Page] = [self.home()]
+        pages: list[Page | LazyPage] = [self.home()]
         pages += [self.kernel(k) for k in self.analysis.kernels]
-        pages += [self.run(r) for r in self.runs.values()]
+        # A run page reads only its run and shared lookups: planned where it is rendered.
+        pages += [
+            LazyPage(self.urls.path_of(r.digest) or "", "run.html", functools.partial(self.run, r))
+            for r in self.runs.values()
+        ]
         for kind in (
             "WorkloadCase",
             "ImplementationRevision",

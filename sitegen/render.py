@@ -5,9 +5,12 @@ content-hashed assets, and the machine-readable files. Returns path → bytes; n
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import importlib.util
 import json
+import multiprocessing
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +22,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from sitegen.manifest import manifest_document
-from sitegen.pages import Link, Page, Site, schema_documents
+from sitegen.pages import LazyPage, Link, Page, Site, schema_documents
 from sitegen.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -168,8 +171,122 @@ def render_site(
     progress: Callable[[int, int], None] | None = None,
     environment: Environment | None = None,
 ) -> dict[str, bytes]:
-    """Every output file in memory, sorted by path."""
+    """Every output file in memory, sorted by path (one process; for tests and small sites)."""
+    files = Files()
+    render_into(site, urls, files.add, progress, environment, workers=1)
+    return dict(sorted(files.data.items()))
+
+
+# Below this many pages forking costs more than it saves.
+PARALLEL_MIN_PAGES = 2000
+CHUNK_PAGES = 250
+
+
+def render_into(
+    site: Site,
+    urls: SiteUrls,
+    write: Callable[[str, bytes], None],
+    progress: Callable[[int, int], None] | None = None,
+    environment: Environment | None = None,
+    workers: int | None = None,
+) -> int:
+    """Render every output file and hand it to `write(path, bytes)`; returns the file count.
+
+    Pages are rendered by `workers` forked processes (default: one per CPU, for sites of
+    PARALLEL_MIN_PAGES pages or more), each calling `write` itself, so no page is held in
+    memory after it is written. Each file's bytes depend only on its page, never on which
+    process rendered it. Every path is checked for clashes before anything is written.
+    """
     environment = environment or make_environment()
+    chrome, extras = _chrome_and_extras(site, urls, environment)
+    paths = set(extras.data)
+    for page in site.pages:
+        # Every page has a JSON twin but the 404 page, which is not in `pages`.
+        twin = isinstance(page, LazyPage) or page.twin is not None
+        for path in (output_path(page.path), json_twin(page.path) if twin else None):
+            if path is None:
+                continue
+            if path in paths:
+                raise RenderError(f"two outputs would be written to {path}")
+            paths.add(path)
+    templates = {
+        name: environment.get_template(name) for name in sorted({p.template for p in site.pages})
+    }
+    total = len(site.pages)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count > 1 and total >= PARALLEL_MIN_PAGES:
+        _render_parallel(site.pages, templates, chrome, write, progress, count)
+    else:
+        for number, page in enumerate(site.pages, start=1):
+            _render_page(page, templates, chrome, write)
+            if progress is not None:
+                progress(number, total)
+    for path, data in extras.data.items():
+        write(path, data)
+    return len(paths)
+
+
+def _render_page(
+    page: Page | LazyPage,
+    templates: dict[str, Any],
+    chrome: SiteChrome,
+    write: Callable[[str, bytes], None],
+) -> None:
+    page = page.built()  # a LazyPage is planned here, in the worker that renders it
+    write(output_path(page.path), _html(templates[page.template], page, chrome))
+    if page.twin is not None:
+        write(json_twin(page.path), _json(page.twin))
+
+
+# What forked workers render: set in the parent just before the fork, inherited, never pickled.
+_JOB: tuple[Any, ...] | None = None
+
+
+def _render_chunk(bounds: tuple[int, int]) -> int:
+    assert _JOB is not None
+    pages, templates, chrome, write = _JOB
+    start, end = bounds
+    for page in pages[start:end]:
+        try:
+            _render_page(page, templates, chrome, write)
+        except RenderError:
+            raise
+        except Exception as error:  # the worker's exception may not pickle: send its words
+            message = f"rendering {page.path or '/'}: {type(error).__name__}: {error}"
+            raise RenderError(message) from None
+    return end - start
+
+
+def _render_parallel(
+    pages: tuple[Page | LazyPage, ...],
+    templates: dict[str, Any],
+    chrome: SiteChrome,
+    write: Callable[[str, bytes], None],
+    progress: Callable[[int, int], None] | None,
+    workers: int,
+) -> None:
+    global _JOB
+    _JOB = (pages, templates, chrome, write)
+    chunks = [(i, min(i + CHUNK_PAGES, len(pages))) for i in range(0, len(pages), CHUNK_PAGES)]
+    # Everything the workers read already exists: frozen, the collector never walks it again
+    # (in any process), and copy-on-write pages stay shared.
+    gc.freeze()
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            done = 0
+            for finished in pool.imap_unordered(_render_chunk, chunks):
+                done += finished
+                if progress is not None:
+                    progress(done, len(pages))
+    finally:
+        _JOB = None
+        gc.unfreeze()
+
+
+def _chrome_and_extras(
+    site: Site, urls: SiteUrls, environment: Environment
+) -> tuple[SiteChrome, Files]:
+    """The layout's chrome, and every output that is not a page: assets, feed, sitemap …"""
     preview = bool(site.banner) or any(p.template == "changes.html" for p in site.pages)
     assets = site_assets(preview)
     chrome = SiteChrome(
@@ -189,16 +306,6 @@ def render_site(
     files = Files()
     for asset in assets.values():
         files.add(asset.path, asset.data)
-    templates = {
-        name: environment.get_template(name) for name in sorted({p.template for p in site.pages})
-    }
-    total = len(site.pages)
-    for number, page in enumerate(site.pages, start=1):
-        files.add(output_path(page.path), _html(templates[page.template], page, chrome))
-        if page.twin is not None:
-            files.add(json_twin(page.path), _json(page.twin))
-        if progress is not None:
-            progress(number, total)
     files.add("404.html", _html(environment.get_template("404.html"), site.not_found, chrome))
     files.add("feed.xml", environment.get_template("feed.xml").render(feed=site.feed).encode())
     files.add(
@@ -221,7 +328,7 @@ def render_site(
         "schemas/index.json",
         _json({kind: urls.href(f"schemas/{kind}.json") for kind in schemas}),
     )
-    return dict(sorted(files.data.items()))
+    return chrome, files
 
 
 def _html(template: Any, page: Page, chrome: SiteChrome) -> bytes:

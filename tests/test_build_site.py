@@ -243,3 +243,20 @@ def test_serve_rebuilds_and_serves(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_parallel_render_writes_the_golden_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forked workers writing into the staging tree give the same bytes as one process."""
+    import sitegen.render
+
+    monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(sitegen.render, "CHUNK_PAGES", 7)
+    monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: 2)
+    seen: list[tuple[int, int]] = []
+    out = tmp_path / "public"
+    built = build_site(SITE_CONTENT, out, progress=lambda done, total: seen.append((done, total)))
+    assert built.out_dir == out.resolve()
+    assert tree(out) == tree(GOLDEN)
+    assert seen[-1][0] == seen[-1][1] == built.page_count - 1

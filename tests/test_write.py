@@ -83,7 +83,7 @@ def test_render_failure_leaves_previous_output(
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("bug in a template")
 
-    monkeypatch.setattr("sitegen.build.render_site", explode)
+    monkeypatch.setattr("sitegen.build.render_into", explode)
     with pytest.raises(RuntimeError):
         build_site(SITE_CONTENT, out)
     assert snapshot(out) == before
