@@ -53,6 +53,12 @@ if TYPE_CHECKING:  # manifest.py reads pages' helpers: import its type for annot
     from sitegen.manifest import Entry, Manifest
 
 FEED_SIZE = 50
+# A list of runs longer than this continues on numbered pages (`gpus/<name>/runs/2/`,
+# `runs/page/2/`), so that no page grows with the catalog.
+RUNS_PER_PAGE = 500
+PAGER_WINDOW = 2  # numbered links on either side of the current page
+RUN_LIST_COLUMNS = ("Run", "Kernel", "Pass", "GPU", "Shape", "Value", "Status", "Observed")
+RUNS_COLUMNS = ("Run", "Kernel", "Pass", "GPU", "Shape", "Value", "Observed")  # `runs/`
 HOME_RECENT = 10
 # FORMAT.md §5: the Liger benchmark's providers (kebab-cased as in implementation names) and
 # the SoftwareProject each belongs to. Used only when no repository or package says otherwise.
@@ -289,6 +295,8 @@ class ResourceContext:
     users: tuple[Link, ...]  # non-run users (workloads, implementations)
     users_title: str
     identity: Identity
+    run_total: int = 0  # all its runs; `runs` holds the first RUNS_PER_PAGE of them
+    pager: tuple[Link, ...] = ()  # the pages listing the rest; () when `runs` holds them all
 
 
 @dataclass(frozen=True)
@@ -297,6 +305,7 @@ class ListContext:
     intro: str
     columns: tuple[str, ...]
     rows: tuple[tuple[Link, ...], ...]
+    pager: tuple[Link, ...] = ()  # links to the other pages of a long list
 
 
 @dataclass(frozen=True)
@@ -505,6 +514,7 @@ class _Planner:
         self.credits: dict[frozenset[str], tuple[Attribution, ...]] = {}
         self.user_lists: dict[str, list[LoadedResource]] = {}
         self.rows: dict[str, RunRow] = {}
+        self.continuations: list[Page] = []  # further pages of long run lists
         self.projects = self._project_links()
 
     # shared pieces -------------------------------------------------------------------------
@@ -594,10 +604,88 @@ class _Planner:
         return row
 
     def run_rows(self, runs: Iterable[RunFacts]) -> tuple[RunRow, ...]:
-        ordered = sorted(
+        return tuple(self.run_row(r) for r in self.ordered_runs(runs))
+
+    def ordered_runs(self, runs: Iterable[RunFacts]) -> list[RunFacts]:
+        """The order of run tables on resource pages: kernel, pass, title, shape, digest."""
+        return sorted(
             runs, key=lambda r: (r.kernel_title, r.pass_name, r.title, r.shape.axes, r.digest)
         )
-        return tuple(self.run_row(r) for r in ordered)
+
+    # long lists of runs --------------------------------------------------------------------
+
+    @staticmethod
+    def page_count(items: int) -> int:
+        return max(1, -(-items // RUNS_PER_PAGE))
+
+    def pager(self, paths: list[str], current: int) -> tuple[Link, ...]:
+        """Previous, page 1, a window around `current` (1-based), the last page, next."""
+        total = len(paths)
+        if total <= 1:
+            return ()
+        window = range(max(1, current - PAGER_WINDOW), min(total, current + PAGER_WINDOW) + 1)
+        links = []
+        if current > 1:
+            links.append(Link("← previous", self.urls.href(paths[current - 2])))
+        last = 0
+        for number in sorted({1, total, *window}):
+            if number > last + 1:
+                links.append(Link("…"))
+            href = None if number == current else self.urls.href(paths[number - 1])
+            links.append(Link(f"{number:,}", href))
+            last = number
+        if current < total:
+            links.append(Link("next →", self.urls.href(paths[current])))
+        return tuple(links)
+
+    def run_list_page(
+        self,
+        path: str,
+        title: str,
+        intro: str,
+        section: str,
+        runs: list[RunFacts],
+        paths: list[str],
+        number: int,
+        columns: tuple[str, ...],
+        twin_extra: dict[str, Any],
+    ) -> Page:
+        """Page `number` (1-based) of a long list of runs; `paths` are all its pages."""
+        start = (number - 1) * RUNS_PER_PAGE
+        shown = runs[start : start + RUNS_PER_PAGE]
+        heading = f"{title} {start + 1:,}–{start + len(shown):,} of {len(runs):,}"
+        rows = tuple(self.run_cells(self.run_row(r), columns) for r in shown)
+        meta = self.meta(heading, path, intro, section, shown)
+        twin = {
+            "title": heading,
+            "columns": list(columns),
+            "items": [
+                {
+                    c: {"text": cell.text, "url": cell.href}
+                    for c, cell in zip(columns, row, strict=True)
+                }
+                for row in rows
+            ],
+            **twin_extra,
+            "page": number,
+            "pages": [self.urls.href(p) for p in paths],
+        }
+        context = ListContext(meta, intro, columns, rows, self.pager(paths, number))
+        return Page(path, "list.html", context, twin)
+
+    @staticmethod
+    def run_cells(row: RunRow, columns: tuple[str, ...]) -> tuple[Link, ...]:
+        cells = {
+            "Run": row.run,
+            "Kernel": row.kernel,
+            "Pass": Link(row.pass_name),
+            "GPU": row.gpu,
+            "Shape": Link(row.shape),
+            "Value": Link(row.value),
+            "Status": Link(row.status),
+            "Observed": Link(row.observed),
+        }
+        return tuple(cells[c] for c in columns)
 
     def identity(self, entry: LoadedResource) -> Identity:
         canonical = canonical_text(identity_document(entry.kind, self.spec(entry)), entry.digest)
@@ -639,6 +727,7 @@ class _Planner:
         ):
             pages += [self.resource(entry) for entry in self.catalog.of_kind(kind)]
         pages += self.lists()
+        pages += self.continuations
         if self.has_changes_page:
             pages.append(self.changes_page())
         pages.sort(key=lambda p: p.path)
@@ -1379,13 +1468,31 @@ class _Planner:
             SECTIONS[kind],
             runs,
         )
+        ordered = self.ordered_runs(runs)
+        title = title_of(entry)
+        paths = [path] + [f"{path}runs/{n}/" for n in range(2, self.page_count(len(ordered)) + 1)]
+        for number, page_path in enumerate(paths[1:], start=2):
+            self.continuations.append(
+                self.run_list_page(
+                    page_path,
+                    f"{title} · runs",
+                    f"The runs of {KIND_WORDS[kind]} {title}, as on its page.",
+                    SECTIONS[kind],
+                    ordered,
+                    paths,
+                    number,
+                    RUN_LIST_COLUMNS,
+                    {"of": self.urls.link(entry.digest)},
+                )
+            )
+        pager = self.pager(paths, 1)
         context = ResourceContext(
             meta=meta,
             kind_word=KIND_WORDS[kind],
             description=entry.resource.metadata.description,
             groups=tuple(g for g in groups if g.facts),
             notes=notes,
-            runs=self.run_rows(runs),
+            runs=tuple(self.run_row(r) for r in ordered[:RUNS_PER_PAGE]),
             users=tuple(
                 [
                     *extra_links,
@@ -1397,6 +1504,8 @@ class _Planner:
             ),
             users_title=users_title,
             identity=self.identity(entry),
+            run_total=len(runs),
+            pager=pager,
         )
         twin = self.resource_twin(
             entry,
@@ -1726,27 +1835,18 @@ class _Planner:
             rows = tuple(self.list_row(entry) for entry in self.catalog.of_kind(kind))
             pages.append(self.list_page(SECTIONS[kind], intro, columns, rows))
         runs = newest_first(self.runs.values())
-        run_rows = tuple(
-            (
-                row.run,
-                row.kernel,
-                Link(row.pass_name),
-                row.gpu,
-                Link(row.shape),
-                Link(row.value),
-                Link(row.observed),
+        intro = "Every run, newest first. Each links to its page with provenance and digest."
+        if len(runs) <= RUNS_PER_PAGE:
+            rows = tuple(self.run_cells(self.run_row(r), RUNS_COLUMNS) for r in runs)
+            pages.append(self.list_page("runs", intro, RUNS_COLUMNS, rows, runs))
+            return pages
+        paths = ["runs/"] + [f"runs/page/{n}/" for n in range(2, self.page_count(len(runs)) + 1)]
+        for number, path in enumerate(paths, start=1):
+            pages.append(
+                self.run_list_page(
+                    path, "Runs", intro, "runs", runs, paths, number, RUNS_COLUMNS, {}
+                )
             )
-            for row in (self.run_row(r) for r in runs)
-        )
-        pages.append(
-            self.list_page(
-                "runs",
-                "Every run, newest first. Each links to its page with provenance and digest.",
-                ("Run", "Kernel", "Pass", "GPU", "Shape", "Value", "Observed"),
-                run_rows,
-                runs,
-            )
-        )
         return pages
 
     def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:

@@ -260,3 +260,41 @@ def test_parallel_render_writes_the_golden_tree(
     assert built.out_dir == out.resolve()
     assert tree(out) == tree(GOLDEN)
     assert seen[-1][0] == seen[-1][1] == built.page_count - 1
+
+
+def test_long_run_lists_continue_on_numbered_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No page grows with the catalog: run lists past RUNS_PER_PAGE go on in `…/runs/2/`."""
+    import re
+
+    import sitegen.pages
+
+    monkeypatch.setattr(sitegen.pages, "RUNS_PER_PAGE", 5)
+    out = tmp_path / "public"
+    built = build_site(SITE_CONTENT, out)
+    assert built.out_dir is not None
+    # The runs list: pages 1..6 for 28 runs, every run on exactly one of them, newest first.
+    listed = []
+    for number in range(1, 7):
+        folder = out / "runs" if number == 1 else out / "runs" / "page" / str(number)
+        twin = json.loads((folder / "index.json").read_text())
+        assert twin["page"] == number and len(twin["pages"]) == 6
+        listed += [item["Run"]["url"] for item in twin["items"]]
+        html = (folder / "index.html").read_text()
+        assert '<nav class="pager"' in html and f'<span aria-current="page">{number}</span>' in html
+    assert len(listed) == len(set(listed)) == 28
+    assert not (out / "runs" / "page" / "7").exists()
+    # A GPU with more runs than a page: its page shows the first five and the total.
+    gpu = out / "gpus" / "liger-bench-nvidia-h100-80gb-hbm3"
+    html = (gpu / "index.html").read_text()
+    total = int(re.search(r"Runs \((\d+)\)", html).group(1))  # type: ignore[union-attr]
+    assert total > 5 and html.count('<tr><td><a href="/runs/') == 5
+    pages = -(-total // 5)
+    rows = sum(
+        len(json.loads((gpu / "runs" / str(n) / "index.json").read_text())["items"])
+        for n in range(2, pages + 1)
+    )
+    assert rows == total - 5
+    twin = json.loads((gpu / "index.json").read_text())
+    assert sum(1 for u in twin["usedBy"] if u["kind"] == "BenchmarkRun") == total
