@@ -141,7 +141,11 @@ def test_every_published_file_has_one_cache_rule(preview_site: Path) -> None:
 
 
 def _copy_repository(target: Path) -> None:
-    """The files of a fresh clone (tracked, and new ones not ignored) as they are now."""
+    """The files of a fresh clone (tracked, and new ones not ignored) as they are now.
+
+    Not tests/: the build needs none of it, and a conftest.py left in the temporary folder
+    would be collected by a later pytest run that follows a symlink out to /tmp.
+    """
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=REPOSITORY,
@@ -150,7 +154,7 @@ def _copy_repository(target: Path) -> None:
     ).stdout.decode()
     for name in sorted(set(filter(None, listed.split("\0")))):
         source = REPOSITORY / name
-        if name.startswith("content/") or not source.is_file():
+        if name.startswith(("content/", "tests/")) or not source.is_file():
             continue  # the real catalog is swapped for the fixture below: seconds, not minutes
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target / name)
