@@ -10,6 +10,7 @@ from typing import Any
 from sitegen.digest import canonical_json
 from sitegen.load import LoadedResource
 from sitegen.problems import Problem, Severity
+from sitegen.resources import KINDS
 
 # A kernelindex.dev export carries only {run, protocol, environment}: a run whose workload or
 # implementation is absent still checks clean, unless --strict (FORMAT.md §4).
@@ -47,7 +48,7 @@ def references_of(entry: LoadedResource) -> list[tuple[str, str, str]]:
     """(json path, target kind, digest) for each digest field the resource holds."""
     spec = entry.spec
     found = []
-    for location, target in entry.resource.references.items():
+    for location, target in KINDS[entry.kind].references.items():
         value: Any = {"spec": spec}
         for step in location:
             value = value[step]
@@ -121,9 +122,9 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
 
 def _metadata_conflicts(keeper: LoadedResource, others: list[LoadedResource]) -> list[Problem]:
     problems = []
-    kept = keeper.resource.metadata.model_dump(mode="json", exclude_unset=True)
+    kept = keeper.metadata
     for other in others:
-        if other.resource.metadata.model_dump(mode="json", exclude_unset=True) != kept:
+        if other.metadata != kept:
             problems.append(
                 Problem(
                     other.path,
@@ -144,7 +145,7 @@ def _dangling_hint(
     candidates = [e for e in by_digest.values() if e.kind == target]
     for entry in candidates:
         # A digest computed over the wrong bytes is a common authoring mistake.
-        whole = entry.resource.document_json()
+        whole = entry.document
         if _sha256(whole) == value:
             return (
                 f"that is the hash of {entry.path} including metadata; identity hashes only "

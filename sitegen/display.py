@@ -51,7 +51,7 @@ class Numbers:
 
 
 def title_of(entry: LoadedResource) -> str:
-    return entry.resource.metadata.title or entry.name
+    return entry.title or entry.name
 
 
 def environment_label(catalog: Catalog, digest_value: str) -> str:
@@ -59,5 +59,5 @@ def environment_label(catalog: Catalog, digest_value: str) -> str:
     entry = catalog.get(digest_value, "ExecutionEnvironment")
     if entry is None:
         return "environment " + short(digest_value)
-    hardware = entry.resource.spec_json()["hardware"]
+    hardware = entry.spec["hardware"]
     return " ".join(p for p in (hardware["product"], hardware.get("formFactor", "")) if p)

@@ -78,7 +78,7 @@ class RunFacts:
 
     @property
     def title(self) -> str:
-        return self.entry.resource.metadata.title or self.entry.name
+        return self.entry.title or self.entry.name
 
     @property
     def observed_at(self) -> str:
@@ -205,10 +205,10 @@ def pass_of(protocol: LoadedResource | None, run: LoadedResource, spec: dict[str
         match = _PASS_SUFFIX.search(protocol.name)
         if match:
             return match.group(1)
-        match = _PASS_IN_TITLE.search(protocol.resource.metadata.title or "")
+        match = _PASS_IN_TITLE.search(protocol.title or "")
         if match:
             return match.group(1)
-    parts = _title_parts(run.resource.metadata.title)
+    parts = _title_parts(run.title)
     if parts:
         return parts[2]
     benchmark = _benchmark_parts(spec)
@@ -315,7 +315,7 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
     spec = entry.spec
     workload = catalog.get(spec["workloadDigest"], "WorkloadCase")
     implementation = catalog.get(spec["implementationDigest"], "ImplementationRevision")
-    title_parts = _title_parts(entry.resource.metadata.title)
+    title_parts = _title_parts(entry.title)
     benchmark = _benchmark_parts(spec)
 
     operation_digest = None
@@ -330,7 +330,7 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
     )
     if operation is not None:
         key = operation.digest
-        title = operation.resource.metadata.title or operation.name
+        title = operation.title or operation.name
         slug = operation.name
     else:
         # Without an OperationSpec the kernel is what the run says it is (FORMAT.md §4).
@@ -341,7 +341,7 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
     if title_parts:
         provider = title_parts[1]
     elif implementation is not None:
-        impl_title = implementation.resource.metadata.title or implementation.name
+        impl_title = implementation.title or implementation.name
         provider = impl_title.split(TITLE_SEPARATOR)[-1]
     else:
         provider = "implementation " + spec["implementationDigest"].removeprefix("sha256:")[:12]
@@ -369,7 +369,7 @@ def _kernel(key: str, runs: list[RunFacts], catalog: Catalog) -> Kernel:
     operation = catalog.get(key, "OperationSpec")
     runs.sort(key=lambda r: (r.title, r.digest))
     if operation is not None:
-        title, slug = operation.resource.metadata.title or operation.name, operation.name
+        title, slug = operation.title or operation.name, operation.name
     else:
         title, slug = runs[0].kernel_title, runs[0].kernel_slug
 
@@ -403,7 +403,7 @@ def _implementations(runs: list[RunFacts], catalog: Catalog) -> dict[str, Implem
     found = []
     for digest_value, names in providers.items():
         entry = catalog.get(digest_value, "ImplementationRevision")
-        labels = (entry.resource.metadata.labels or {}) if entry else {}
+        labels = (entry.metadata.get("labels") or {}) if entry else {}
         found.append(
             Implementation(digest_value, sorted(names)[0], labels.get("role") == "baseline", entry)
         )

@@ -9,10 +9,11 @@ that one run reports everything.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -36,36 +37,70 @@ BUNDLE_ROLES = {
 }
 
 
-@dataclass(frozen=True)
 class LoadedResource:
-    """A validated resource and the place it came from."""
+    """A validated resource, its normalised document, and the place it came from.
 
-    path: str  # display path: `content/runs/x.json`, or `content/x.jsonl:12` for an export line
-    where: str  # JSON path of the resource inside its document: "" or a bundle key
-    resource: Resource
-    digest: str
-    # spec_json() is a pydantic dump: computed once (validation already needs it for the digest)
-    # and shared by every reader, who must not mutate it.
-    _spec: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    `document` is the resource as validation normalised it (`document_json()`): readers take
+    the spec, metadata and title from it. The pydantic model is kept when this process
+    validated the resource; after a parallel load it is rebuilt from the document on first use
+    (the document is valid by construction), so the main process holds dicts, not models.
+    Readers must not mutate `document`.
+    """
+
+    __slots__ = ("_resource", "digest", "document", "kind", "path", "where")
+
+    def __init__(
+        self,
+        path: str,  # display path: `content/runs/x.json`, or `content/x.jsonl:12` for a line
+        where: str,  # JSON path of the resource inside its document: "" or a bundle key
+        resource: Resource | None,
+        digest: str,
+        document: dict[str, Any] | None = None,
+    ) -> None:
+        if document is None:
+            assert resource is not None
+            document = resource.document_json()
+        self.path = path
+        self.where = where
+        self._resource = resource
+        self.digest = digest
+        self.document = document
+        self.kind: str = document["kind"]
+
+    @property
+    def resource(self) -> Resource:
+        if self._resource is None:
+            self._resource = KINDS[self.kind].model_validate(self.document)
+        return self._resource
 
     @property
     def spec(self) -> dict[str, Any]:
         """The normalised spec, exactly as hashed."""
-        if self._spec is None:
-            object.__setattr__(self, "_spec", self.resource.spec_json())
-        return self._spec  # type: ignore[return-value]
+        return self.document["spec"]  # type: ignore[no-any-return]
 
     @property
-    def kind(self) -> str:
-        return self.resource.kind  # type: ignore[attr-defined,no-any-return]
+    def metadata(self) -> dict[str, Any]:
+        """The normalised metadata (`metadata.model_dump(mode="json", exclude_unset=True)`)."""
+        return self.document["metadata"]  # type: ignore[no-any-return]
 
     @property
     def name(self) -> str:
-        return self.resource.metadata.name
+        return self.document["metadata"]["name"]  # type: ignore[no-any-return]
+
+    @property
+    def title(self) -> str | None:
+        return self.document["metadata"].get("title")  # type: ignore[no-any-return]
 
     def at(self, location: str) -> str:
         """The JSON path of `location` (inside the resource) within its document."""
         return f"{self.where}.{location}" if self.where else location
+
+    def __repr__(self) -> str:
+        return f"LoadedResource({self.path!r}, {self.where!r}, {self.kind}, {self.digest})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its document: the model is rebuilt where it is needed, if it is.
+        return (LoadedResource, (self.path, self.where, None, self.digest, self.document))
 
 
 @dataclass(frozen=True)
@@ -75,20 +110,60 @@ class LoadResult:
     file_count: int
 
 
-def load_content(content_dir: Path) -> LoadResult:
-    """Every resource under `content_dir`, and every problem found on the way."""
+# Below this many files forking costs more than it saves.
+PARALLEL_MIN_FILES = 4000
+CHUNK_FILES = 500
+
+
+def load_content(content_dir: Path, workers: int | None = None) -> LoadResult:
+    """Every resource under `content_dir`, and every problem found on the way.
+
+    A big tree is read by `workers` forked processes (default: one per CPU), in chunks of
+    files taken in walk order and merged back in that order, so the result is the same as one
+    process's. Each resource comes back as its normalised document (orjson bytes), never as a
+    pickled model.
+    """
+    problems: list[Problem] = []
+    label = content_dir.resolve().name or "content"
+    files = [
+        (path, f"{label}/{relative}") for path, relative in _walk(content_dir, problems, label)
+    ]
+    resources: list[LoadedResource] = []
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count > 1 and len(files) >= PARALLEL_MIN_FILES:
+        chunks = [files[i : i + CHUNK_FILES] for i in range(0, len(files), CHUNK_FILES)]
+        with multiprocessing.get_context("fork").Pool(count) as pool:
+            for packed, found in pool.imap(_load_chunk, chunks):
+                resources += [
+                    LoadedResource(path, where, None, value, orjson.loads(document))
+                    for path, where, value, document in packed
+                ]
+                problems += found
+    else:
+        for path, shown in files:
+            _load_one(path, shown, resources, problems)
+    return LoadResult(resources, problems, len(files))
+
+
+def _load_one(
+    path: Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    if path.suffix == ".jsonl":
+        _load_export(path, shown, resources, problems)
+    else:
+        _load_file(path, shown, resources, problems)
+
+
+def _load_chunk(
+    files: list[tuple[Path, str]],
+) -> tuple[list[tuple[str, str, str, bytes]], list[Problem]]:
+    """A worker's share: (path, where, digest, document as orjson bytes) and the problems."""
     resources: list[LoadedResource] = []
     problems: list[Problem] = []
-    file_count = 0
-    label = content_dir.resolve().name or "content"
-    for path, relative in _walk(content_dir, problems, label):
-        file_count += 1
-        shown = f"{label}/{relative}"
-        if path.suffix == ".jsonl":
-            _load_export(path, shown, resources, problems)
-        else:
-            _load_file(path, shown, resources, problems)
-    return LoadResult(resources, problems, file_count)
+    for path, shown in files:
+        _load_one(path, shown, resources, problems)
+    packed = [(r.path, r.where, r.digest, orjson.dumps(r.document)) for r in resources]
+    return packed, problems
 
 
 def load_files(paths: list[Path]) -> LoadResult:
@@ -505,8 +580,8 @@ def validate_resource(
             for path, message, hint in describe_errors(error, value)
         )
         return None
-    spec = resource.spec_json()
-    return LoadedResource(shown, where, resource, digest(kind, spec), spec)
+    document = resource.document_json()
+    return LoadedResource(shown, where, resource, digest(kind, document["spec"]), document)
 
 
 # --- turning pydantic errors into problems ------------------------------------------------------

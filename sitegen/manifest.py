@@ -139,9 +139,9 @@ def _kernel_of(entry: LoadedResource, run: RunFacts | None, kernels: dict[str, A
     if entry.kind == "OperationSpec":
         return entry.digest
     if entry.kind == "WorkloadCase":
-        key = entry.resource.spec_json()["operationSpecDigest"]
+        key = entry.spec["operationSpecDigest"]
     elif entry.kind == "ImplementationRevision":
-        key = entry.resource.spec_json()["operation"]["specDigest"]
+        key = entry.spec["operation"]["specDigest"]
     else:
         return None
     return key if key in kernels else None
@@ -165,7 +165,7 @@ def _run_info(run: RunFacts, gpu: str) -> RunInfo:
 
 
 def _metadata_hash(entry: LoadedResource) -> str:
-    metadata = entry.resource.metadata.model_dump(mode="json", exclude_unset=True)
+    metadata = entry.metadata
     return "sha256:" + hashlib.sha256(canonical_json(metadata)).hexdigest()
 
 

@@ -557,7 +557,7 @@ class _Planner:
     def spec(self, entry: LoadedResource) -> dict[str, Any]:
         found = self.specs.get(entry.digest)
         if found is None:
-            found = self.specs[entry.digest] = entry.resource.spec_json()
+            found = self.specs[entry.digest] = entry.spec
         return found
 
     def users(self, digest_value: str) -> list[LoadedResource]:
@@ -570,7 +570,7 @@ class _Planner:
     def document(self, entry: LoadedResource) -> dict[str, Any]:
         found = self.documents.get(entry.digest)
         if found is None:
-            found = self.documents[entry.digest] = entry.resource.document_json()
+            found = self.documents[entry.digest] = entry.document
         return found
 
     def gpu_label(self, digest_value: str) -> str:
@@ -1240,9 +1240,7 @@ class _Planner:
             self.reference("Workload", run.workload, run.shape.label()),
             self.reference("Protocol", run.protocol),
         )
-        labels = tuple(
-            Fact(k, v) for k, v in sorted((entry.resource.metadata.labels or {}).items())
-        )
+        labels = tuple(Fact(k, v) for k, v in sorted((entry.metadata.get("labels") or {}).items()))
         groups = [
             FactGroup("Protocol", self.protocol_facts(run.protocol)),
             FactGroup("Environment", self.environment_facts(run.environment)),
@@ -1283,7 +1281,7 @@ class _Planner:
             tensors=tuple(tensors),
             scalars=tuple(scalars),
             groups=tuple(g for g in groups if g.facts),
-            description=entry.resource.metadata.description,
+            description=entry.metadata.get("description"),
             identity=self.identity(entry),
         )
         twin = self.resource_twin(
@@ -1416,8 +1414,8 @@ class _Planner:
             for key, value in sorted(native.get("metrics", {}).items()):
                 facts.append(Fact(f"Raw {key}", repr(value), code=True))
         facts.append(Fact("Name", run.entry.name, code=True))
-        for ref in run.entry.resource.metadata.source_refs or ():
-            facts.append(Fact("Source reference", ref.url, ref.url))
+        for ref in run.entry.metadata.get("sourceRefs") or ():
+            facts.append(Fact("Source reference", ref["url"], ref["url"]))
         return tuple(facts)
 
     # other resources -----------------------------------------------------------------------
@@ -1489,7 +1487,7 @@ class _Planner:
         context = ResourceContext(
             meta=meta,
             kind_word=KIND_WORDS[kind],
-            description=entry.resource.metadata.description,
+            description=entry.metadata.get("description"),
             groups=tuple(g for g in groups if g.facts),
             notes=notes,
             runs=tuple(self.run_row(r) for r in ordered[:RUNS_PER_PAGE]),
@@ -1557,7 +1555,7 @@ class _Planner:
         project = self.projects.get(entry.digest)
         if project is not None:
             facts.append(Fact("Project", project.text, project.href))
-        labels = entry.resource.metadata.labels or {}
+        labels = entry.metadata.get("labels") or {}
         if labels.get("role") == "baseline":
             facts.append(Fact("Role", "baseline: ratios on kernel pages are relative to it"))
         callable_ = spec["callable"]
@@ -1961,7 +1959,7 @@ def _project_of(
     by_name: dict[str, LoadedResource],
 ) -> LoadedResource | None:
     """Repository first, then a pip package, then the Liger naming convention (FORMAT.md §5)."""
-    spec = implementation.resource.spec_json()
+    spec = implementation.spec
     repositories = [
         spec["projectRevision"].get("repository"),
         spec.get("source", {}).get("repository"),

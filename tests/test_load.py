@@ -125,3 +125,29 @@ def test_strict_json_rejects(text: str, message: str) -> None:
 def test_strict_json_accepts_the_largest_exact_integer() -> None:
     value, found = parse_json('{"a": 9007199254740991, "b": -9007199254740991, "c": 1e308}')
     assert found == [] and value["a"] == 2**53 - 1
+
+
+def test_parallel_load_equals_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forked workers give the same resources, documents and problems, in the same order."""
+    import sitegen.load
+    from tests.conftest import FIXTURES
+
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    for case in ("bad-instant", "bad-name", "bad-enum-nested"):  # some problems too
+        for path in (FIXTURES / "invalid" / case / "content").rglob("*.json"):
+            target = content / case / path.relative_to(FIXTURES / "invalid" / case / "content")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, target)
+    serial = load_content(content, workers=1)
+    monkeypatch.setattr(sitegen.load, "PARALLEL_MIN_FILES", 0)
+    monkeypatch.setattr(sitegen.load, "CHUNK_FILES", 4)
+    parallel = load_content(content, workers=2)
+    assert serial.problems and lines(parallel.problems) == lines(serial.problems)
+    assert parallel.file_count == serial.file_count
+    assert [(r.path, r.where, r.digest, r.document) for r in parallel.resources] == [
+        (r.path, r.where, r.digest, r.document) for r in serial.resources
+    ]
+    # The model is rebuilt from the document on demand, and is the model validation made.
+    for mine, theirs in zip(parallel.resources, serial.resources, strict=True):
+        assert mine.resource == theirs.resource
