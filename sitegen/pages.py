@@ -8,7 +8,6 @@ the same pages in the same order.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 from collections import defaultdict
@@ -514,7 +513,7 @@ class _Planner:
         self.credits: dict[frozenset[str], tuple[Attribution, ...]] = {}
         self.user_lists: dict[str, list[LoadedResource]] = {}
         self.rows: dict[str, RunRow] = {}
-        self.continuations: list[Page] = []  # further pages of long run lists
+        self.resource_run_lists: dict[str, list[RunFacts]] = {}
         self.projects = self._project_links()
 
     # shared pieces -------------------------------------------------------------------------
@@ -711,11 +710,16 @@ class _Planner:
     # the site ------------------------------------------------------------------------------
 
     def site(self) -> Site:
+        # Pages are planned where they are rendered (LazyPage): in the render workers on a big
+        # site. Each reads the analysis and shared lookups, never another page.
+        lazy = LazyPage
         pages: list[Page | LazyPage] = [self.home()]
-        pages += [self.kernel(k) for k in self.analysis.kernels]
-        # A run page reads only its run and shared lookups: planned where it is rendered.
         pages += [
-            LazyPage(self.urls.path_of(r.digest) or "", "run.html", functools.partial(self.run, r))
+            lazy(self.urls.path_of(k.key) or "", "kernel.html", functools.partial(self.kernel, k))
+            for k in self.analysis.kernels
+        ]
+        pages += [
+            lazy(self.urls.path_of(r.digest) or "", "run.html", functools.partial(self.run, r))
             for r in self.runs.values()
         ]
         for kind in (
@@ -725,9 +729,16 @@ class _Planner:
             "BenchmarkProtocol",
             "ExecutionEnvironment",
         ):
-            pages += [self.resource(entry) for entry in self.catalog.of_kind(kind)]
+            for entry in self.catalog.of_kind(kind):
+                paths = self.resource_page_paths(entry)
+                pages.append(
+                    lazy(paths[0], "resource.html", functools.partial(self.resource, entry))
+                )
+                pages += [
+                    lazy(path, "list.html", functools.partial(self.resource_continuation, entry, n))
+                    for n, path in enumerate(paths[1:], start=2)
+                ]
         pages += self.lists()
-        pages += self.continuations
         if self.has_changes_page:
             pages.append(self.changes_page())
         pages.sort(key=lambda p: p.path)
@@ -1424,7 +1435,7 @@ class _Planner:
         path = self.urls.path_of(entry.digest) or ""
         kind = entry.kind
         users = self.users(entry.digest)
-        runs = [self.runs[u.digest] for u in users if u.kind == "BenchmarkRun"]
+        ordered = self.resource_runs(entry)
         others = [u for u in users if u.kind != "BenchmarkRun"]
         groups: list[FactGroup] = []
         notes = None
@@ -1448,41 +1459,15 @@ class _Planner:
         elif kind == "SoftwareProject":
             groups.append(FactGroup("Project", self.project_facts(spec)))
             users_title = "Implementations"
-            implementations = sorted(
-                (
-                    d
-                    for d, link in self.projects.items()
-                    if link.href == self.urls.link(entry.digest)
-                ),
-                key=lambda d: (title_of(self.catalog.by_digest[d]), d),
-            )
-            extra_links = [self.link(d) for d in implementations]
-            for d in implementations:
-                runs += [self.runs[u.digest] for u in self.users(d) if u.kind == "BenchmarkRun"]
+            extra_links = [self.link(d) for d in self.project_implementations(entry)]
         meta = self.meta(
             title_of(entry),
             path,
             f"{KIND_WORDS[kind].capitalize()} {title_of(entry)} in kernelindex.",
             SECTIONS[kind],
-            runs,
+            ordered,
         )
-        ordered = self.ordered_runs(runs)
-        title = title_of(entry)
-        paths = [path] + [f"{path}runs/{n}/" for n in range(2, self.page_count(len(ordered)) + 1)]
-        for number, page_path in enumerate(paths[1:], start=2):
-            self.continuations.append(
-                self.run_list_page(
-                    page_path,
-                    f"{title} · runs",
-                    f"The runs of {KIND_WORDS[kind]} {title}, as on its page.",
-                    SECTIONS[kind],
-                    ordered,
-                    paths,
-                    number,
-                    RUN_LIST_COLUMNS,
-                    {"of": self.urls.link(entry.digest)},
-                )
-            )
+        paths = self.resource_page_paths(entry)
         pager = self.pager(paths, 1)
         context = ResourceContext(
             meta=meta,
@@ -1502,7 +1487,7 @@ class _Planner:
             ),
             users_title=users_title,
             identity=self.identity(entry),
-            run_total=len(runs),
+            run_total=len(ordered),
             pager=pager,
         )
         twin = self.resource_twin(
@@ -1514,6 +1499,51 @@ class _Planner:
         if kind == "SoftwareProject":
             twin["implementations"] = [link.href for link in extra_links]
         return Page(path, "resource.html", context, twin)
+
+    def project_implementations(self, entry: LoadedResource) -> list[str]:
+        """The implementations linked to a SoftwareProject (docs/site.md), by title."""
+        href = self.urls.link(entry.digest)
+        return sorted(
+            (d for d, link in self.projects.items() if link.href == href),
+            key=lambda d: (title_of(self.catalog.by_digest[d]), d),
+        )
+
+    def resource_runs(self, entry: LoadedResource) -> list[RunFacts]:
+        """The runs a resource page lists, in their order; a project lists its implementations'."""
+        found = self.resource_run_lists.get(entry.digest)
+        if found is None:
+            sources = [entry.digest]
+            if entry.kind == "SoftwareProject":
+                sources = self.project_implementations(entry)
+            runs = [
+                self.runs[u.digest]
+                for d in sources
+                for u in self.users(d)
+                if u.kind == "BenchmarkRun"
+            ]
+            found = self.resource_run_lists[entry.digest] = self.ordered_runs(runs)
+        return found
+
+    def resource_page_paths(self, entry: LoadedResource) -> list[str]:
+        """The resource's page, then one page per further RUNS_PER_PAGE runs it lists."""
+        path = self.urls.path_of(entry.digest) or ""
+        count = self.page_count(len(self.resource_runs(entry)))
+        return [path] + [f"{path}runs/{n}/" for n in range(2, count + 1)]
+
+    def resource_continuation(self, entry: LoadedResource, number: int) -> Page:
+        title = title_of(entry)
+        word = KIND_WORDS[entry.kind]
+        return self.run_list_page(
+            self.resource_page_paths(entry)[number - 1],
+            f"{title} · runs",
+            f"The runs of {word} {title}, as on its page.",
+            SECTIONS[entry.kind],
+            self.resource_runs(entry),
+            self.resource_page_paths(entry),
+            number,
+            RUN_LIST_COLUMNS,
+            {"of": self.urls.link(entry.digest)},
+        )
 
     def workload_groups(self, entry: LoadedResource, spec: dict[str, Any]) -> list[FactGroup]:
         operation = spec["operationSpecDigest"]
@@ -1784,8 +1814,8 @@ class _Planner:
 
     # lists, feed, 404 ----------------------------------------------------------------------
 
-    def lists(self) -> list[Page]:
-        pages = []
+    def lists(self) -> list[Page | LazyPage]:
+        pages: list[Page | LazyPage] = []
         kernel_rows = tuple(
             (
                 Link(k.title, self.urls.link(k.key)),
@@ -1840,11 +1870,19 @@ class _Planner:
             return pages
         paths = ["runs/"] + [f"runs/page/{n}/" for n in range(2, self.page_count(len(runs)) + 1)]
         for number, path in enumerate(paths, start=1):
-            pages.append(
-                self.run_list_page(
-                    path, "Runs", intro, "runs", runs, paths, number, RUNS_COLUMNS, {}
-                )
+            build = functools.partial(
+                self.run_list_page,
+                path,
+                "Runs",
+                intro,
+                "runs",
+                runs,
+                paths,
+                number,
+                RUNS_COLUMNS,
+                {},
             )
+            pages.append(LazyPage(path, "list.html", build))
         return pages
 
     def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:
@@ -1919,14 +1957,8 @@ class _Planner:
 
 
 def canonical_text(document: dict[str, Any], digest_value: str) -> str:
-    """The RFC 8785 text whose sha256 is `digest_value`.
-
-    Sorted compact `json.dumps` is the same text for most documents and runs in C; its hash
-    proves when it is, and the exact (slower) canonicaliser covers the rest.
-    """
-    fast = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    if "sha256:" + hashlib.sha256(fast.encode()).hexdigest() == digest_value:
-        return fast
+    """The RFC 8785 text whose sha256 is `digest_value` (canonical_json takes orjson's path
+    whenever that is provably the same text)."""
     return canonical_json(document).decode()
 
 

@@ -78,7 +78,12 @@ class Staging:
         _check_relative(path)
         folder = path.rpartition("/")[0]
         if folder not in self._made:
-            os.makedirs(self.root / folder, exist_ok=True)
+            try:
+                os.mkdir(self.root / folder)  # one call when the parent exists, as it mostly does
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                os.makedirs(self.root / folder, exist_ok=True)
             self._made.add(folder)
         self._writer(self.root / path, data)
 

@@ -110,3 +110,46 @@ def test_assets_are_content_hashed() -> None:
         assert asset.path.startswith("assets/")
     assert assets["plotly"].path.startswith("assets/plotly-")
     assert len(assets["plotly"].data) > 1_000_000  # the real bundle, from the plotly package
+
+
+def _json_values() -> object:
+    from hypothesis import strategies as st
+
+    floats = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
+        [1e-5, 1e-7, 5e-324, 1e16, 1e21, -0.0, 4096.0, 0.0001, 1.5e-10, 123.456]
+    )
+    text = st.text(max_size=12) | st.sampled_from(["rope-", "1e-5", "x0.0000y", "null", "ae-1"])
+    return st.recursive(
+        st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | text,
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.dictionaries(text, children, max_size=4)
+            | st.dictionaries(st.integers(0, 9), children, max_size=2)
+        ),
+        max_leaves=20,
+    )
+
+
+def test_compact_json_equals_json_dumps() -> None:
+    """The twins' orjson path writes exactly what json.dumps writes, or defers to it."""
+    import json
+
+    from hypothesis import given, settings
+
+    from sitegen.render import compact_json
+
+    @given(_json_values())
+    @settings(max_examples=600, deadline=None)
+    def check(value: object) -> None:
+        try:
+            expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except (ValueError, TypeError):
+            return
+        try:
+            expected_bytes = expected.encode()
+        except UnicodeEncodeError:
+            return
+        assert compact_json(value, allow_nan=True) == expected_bytes
+
+    check()
+    assert compact_json({"a": 1e-05, "b": [1, 2.5]}) == b'{"a":1e-05,"b":[1,2.5]}'
