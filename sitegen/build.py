@@ -15,15 +15,23 @@ from typing import ParamSpec, TypeVar
 from sitegen.catalog import Catalog, resolve
 from sitegen.changes import Baseline, compare
 from sitegen.deploy import Deployment
+from sitegen.incremental import (
+    IncrementalOutput,
+    State,
+    fingerprint,
+    forget_state,
+    read_state,
+    write_state,
+)
 from sitegen.kernels import analyse
-from sitegen.load import load_content
+from sitegen.load import LoadCache, load_content
 from sitegen.manifest import Manifest, plan_manifest
-from sitegen.pages import Inputs, plan_site
+from sitegen.pages import Inputs, Site, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
 from sitegen.render import render_into
 from sitegen.sources import load_reports
-from sitegen.urls import parse_base_url, plan_urls
-from sitegen.write import check_output_dir, staged
+from sitegen.urls import SiteUrls, parse_base_url, plan_urls
+from sitegen.write import MARKER, check_output_dir, patched, staged
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -62,9 +70,14 @@ class CheckedContent:
 
 
 @_collect_less
-def check_content(content_dir: Path, strict: bool = False) -> CheckedContent:
-    """Load and validate every file, then resolve every reference."""
-    loaded = load_content(content_dir)
+def check_content(
+    content_dir: Path, strict: bool = False, load_cache: LoadCache | None = None
+) -> CheckedContent:
+    """Load and validate every file, then resolve every reference.
+
+    With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated.
+    """
+    loaded = load_content(content_dir, cache=load_cache)
     catalog, resolution_problems = resolve(loaded.resources, strict=strict)
     problems = [*loaded.problems, *resolution_problems]
     if strict:
@@ -91,11 +104,14 @@ def build_site(
     progress: Callable[[int, int], None] | None = None,
     deployment: Deployment | None = None,
     baseline: Baseline | None = None,
+    incremental: bool = False,
 ) -> BuiltSite:
     """check → analyse → plan → render → write. Nothing is written unless the content is clean.
 
     `deployment` says where the site is published (deploy.py; a local build when None),
     `baseline` what its changes page compares it with (none when None).
+    `incremental` uses and keeps the cache beside the output (incremental.py): only changed
+    content is read again, only changed pages are rendered and only changed files written.
     Raises OutputError for a refused output path, UrlError for a bad base URL or a path clash.
     """
     deployment = deployment or Deployment()
@@ -104,7 +120,8 @@ def build_site(
     # Refuse a dangerous output path before any work, and again in `staged` before writing.
     check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
-    checked = check_content(content_dir)
+    state = (read_state(out_dir) or State()) if incremental else None
+    checked = check_content(content_dir, load_cache=state.loads if state else None)
     if not checked.ok:
         return BuiltSite(checked, None, 0, 0, 0, [])
     reports, warnings = load_reports(content_dir)
@@ -124,14 +141,59 @@ def build_site(
         manifest,
         baseline,
         changes,
+        keyed=state is not None,
     )
     site = plan_site(inputs)
-    # Rendered straight into the staging tree, by worker processes on a big site.
-    with staged(out_dir, content_dir) as staging:
-        file_count = render_into(site, urls, staging.write, progress)
-    return BuiltSite(
-        checked, staging.target, len(site.pages) + 1, site.run_count, file_count, warnings
+    if state is not None:
+        target = _write_incremental(site, urls, out_dir, content_dir, state, inputs, progress)
+        file_count = len(state.outputs)
+    else:
+        # Rendered straight into the staging tree, by worker processes on a big site.
+        with staged(out_dir, content_dir) as staging:
+            file_count = render_into(site, urls, staging.write, progress)
+        target = staging.target
+    return BuiltSite(checked, target, len(site.pages) + 1, site.run_count, file_count, warnings)
+
+
+def _write_incremental(
+    site: Site,
+    urls: SiteUrls,
+    out_dir: Path,
+    content_dir: Path,
+    state: State,
+    inputs: Inputs,
+    progress: Callable[[int, int], None] | None,
+) -> Path:
+    """Render what changed; patch the previous output, or write a whole one if there is none."""
+    site_key = fingerprint(
+        inputs.catalog,
+        urls,
+        [(k.key, k.title, k.slug) for k in inputs.analysis.kernels],
+        inputs.reports,
+        inputs.deployment,
+        inputs.build_date,
+        site.banner,
+        site.indexable,
     )
+    target = out_dir.resolve()
+    usable = bool(state.outputs) and (target / MARKER).is_file()
+    output = IncrementalOutput(state.outputs if usable else {}, site_key)
+    forget_state(out_dir)  # a build killed from here on leaves no cache: the next one is full
+    if usable:
+        with patched(out_dir, content_dir) as patch:
+            output.sink(patch.write)
+            render_into(site, urls, output, progress)
+            output.finish()
+            for path in state.outputs.keys() - output.outputs.keys():
+                patch.delete(path)
+    else:
+        with staged(out_dir, content_dir) as staging:
+            output.sink(staging.write)
+            render_into(site, urls, output, progress)
+            output.finish()
+    state.outputs = output.outputs
+    write_state(out_dir, state)
+    return target
 
 
 def head_label(deployment: Deployment) -> str:

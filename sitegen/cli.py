@@ -97,6 +97,7 @@ def _build(args: argparse.Namespace) -> int:
             progress=_progress(),
             deployment=deployment,
             baseline=baseline,
+            incremental=args.incremental,
         )
     except (OutputError, UrlError, RenderError) as error:
         print(f"sitegen build: {error}", file=sys.stderr)
@@ -197,6 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="where the site is published, e.g. https://kernelindex.dev/ or /sub/ "
         "(default: links from /, absolute URLs under https://kernelindex.dev/)",
+    )
+    build.add_argument(
+        "--incremental",
+        action="store_true",
+        help="keep a cache beside OUT_DIR and redo only what changed since the last "
+        "--incremental build (same bytes as a full build; docs/performance.md)",
     )
     deploy = build.add_argument_group(
         "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"

@@ -8,6 +8,7 @@ that one run reports everything.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -47,7 +48,7 @@ class LoadedResource:
     Readers must not mutate `document`.
     """
 
-    __slots__ = ("_resource", "digest", "document", "kind", "path", "where")
+    __slots__ = ("_resource", "_token", "digest", "document", "kind", "path", "where")
 
     def __init__(
         self,
@@ -66,6 +67,14 @@ class LoadedResource:
         self.digest = digest
         self.document = document
         self.kind: str = document["kind"]
+        self._token: str | None = None
+
+    @property
+    def token(self) -> str:
+        """A hash of the normalised document, metadata included: equal tokens, equal pages."""
+        if self._token is None:
+            self._token = hashlib.sha256(orjson.dumps(self.document)).hexdigest()
+        return self._token
 
     @property
     def resource(self) -> Resource:
@@ -115,7 +124,9 @@ PARALLEL_MIN_FILES = 4000
 CHUNK_FILES = 500
 
 
-def load_content(content_dir: Path, workers: int | None = None) -> LoadResult:
+def load_content(
+    content_dir: Path, workers: int | None = None, cache: LoadCache | None = None
+) -> LoadResult:
     """Every resource under `content_dir`, and every problem found on the way.
 
     A big tree is read by `workers` forked processes (default: one per CPU), in chunks of
@@ -128,20 +139,65 @@ def load_content(content_dir: Path, workers: int | None = None) -> LoadResult:
     files = [
         (path, f"{label}/{relative}") for path, relative in _walk(content_dir, problems, label)
     ]
+    if cache is not None:
+        return _load_cached(files, problems, cache, workers)
     resources: list[LoadedResource] = []
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
         chunks = [files[i : i + CHUNK_FILES] for i in range(0, len(files), CHUNK_FILES)]
         with multiprocessing.get_context("fork").Pool(count) as pool:
             for packed, found in pool.imap(_load_chunk, chunks):
-                resources += [
-                    LoadedResource(path, where, None, value, orjson.loads(document))
-                    for path, where, value, document in packed
-                ]
+                resources += _unpack(packed)
                 problems += found
     else:
         for path, shown in files:
             _load_one(path, shown, resources, problems)
+    return LoadResult(resources, problems, len(files))
+
+
+# An incremental build's memory of each file: shown path → (stat key, packed resources, problems).
+Packed = list[tuple[str, str, str, bytes]]
+LoadCache = dict[str, tuple[tuple[int, ...], Packed, list[Problem]]]
+
+
+def _stat_key(path: Path) -> tuple[int, ...]:
+    found = os.lstat(path)
+    return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
+
+
+def _unpack(packed: Packed) -> list[LoadedResource]:
+    return [
+        LoadedResource(path, where, None, value, orjson.loads(document))
+        for path, where, value, document in packed
+    ]
+
+
+def _load_cached(
+    files: list[tuple[Path, str]],
+    problems: list[Problem],
+    cache: LoadCache,
+    workers: int | None,
+) -> LoadResult:
+    """Files whose size, times and inode are unchanged are not read again; `cache` is updated
+    in place to hold exactly the files of this walk."""
+    keys = {shown: _stat_key(path) for path, shown in files}
+    stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
+        with multiprocessing.get_context("fork").Pool(count) as pool:
+            results = pool.imap(_load_chunk, [[item] for item in stale], chunksize=CHUNK_FILES)
+            for (_, shown), (packed, found) in zip(stale, results, strict=True):
+                cache[shown] = (keys[shown], packed, found)
+    else:
+        for item in stale:
+            cache[item[1]] = (keys[item[1]], *_load_chunk([item]))
+    for shown in set(cache) - set(keys):
+        del cache[shown]
+    resources: list[LoadedResource] = []
+    for _, shown in files:
+        _, packed, found = cache[shown]
+        resources += _unpack(packed)
+        problems += found
     return LoadResult(resources, problems, len(files))
 
 

@@ -8,6 +8,7 @@ the same pages in the same order.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -396,6 +397,9 @@ class LazyPage:
     path: str
     template: str
     build: Callable[[], Page] = field(repr=False, compare=False)
+    # What the page's bytes depend on besides the site-wide inputs (incremental builds only):
+    # equal keys, equal bytes. None: always rendered.
+    key: str | None = None
 
     def built(self) -> Page:
         return self.build()
@@ -485,6 +489,7 @@ class Inputs:
     manifest: Manifest | None = None
     baseline: Baseline | None = None  # what the changes page compares with; None: no page
     changes: Changes | None = None  # None when there is no baseline or it could not be read
+    keyed: bool = False  # give lazy pages their keys (incremental builds)
 
 
 def plan_site(inputs: Inputs) -> Site:
@@ -514,6 +519,7 @@ class _Planner:
         self.user_lists: dict[str, list[LoadedResource]] = {}
         self.rows: dict[str, RunRow] = {}
         self.resource_run_lists: dict[str, list[RunFacts]] = {}
+        self.keyed = inputs.keyed
         self.projects = self._project_links()
 
     # shared pieces -------------------------------------------------------------------------
@@ -712,14 +718,28 @@ class _Planner:
     def site(self) -> Site:
         # Pages are planned where they are rendered (LazyPage): in the render workers on a big
         # site. Each reads the analysis and shared lookups, never another page.
+        # With keys (incremental builds), a page whose key is unchanged is not planned at all:
+        # a key names the page and the runs it shows; everything else is site-wide (see
+        # incremental.py).
         lazy = LazyPage
+        key = self.page_key
         pages: list[Page | LazyPage] = [self.home()]
         pages += [
-            lazy(self.urls.path_of(k.key) or "", "kernel.html", functools.partial(self.kernel, k))
+            lazy(
+                self.urls.path_of(k.key) or "",
+                "kernel.html",
+                functools.partial(self.kernel, k),
+                key("kernel", k.key, runs=k.runs),
+            )
             for k in self.analysis.kernels
         ]
         pages += [
-            lazy(self.urls.path_of(r.digest) or "", "run.html", functools.partial(self.run, r))
+            lazy(
+                self.urls.path_of(r.digest) or "",
+                "run.html",
+                functools.partial(self.run, r),
+                key("run", runs=(r,)),
+            )
             for r in self.runs.values()
         ]
         for kind in (
@@ -731,11 +751,18 @@ class _Planner:
         ):
             for entry in self.catalog.of_kind(kind):
                 paths = self.resource_page_paths(entry)
+                shown = self.resource_runs(entry)
+                build = functools.partial(self.resource, entry)
                 pages.append(
-                    lazy(paths[0], "resource.html", functools.partial(self.resource, entry))
+                    lazy(paths[0], "resource.html", build, key("r", entry.digest, runs=shown))
                 )
                 pages += [
-                    lazy(path, "list.html", functools.partial(self.resource_continuation, entry, n))
+                    lazy(
+                        path,
+                        "list.html",
+                        functools.partial(self.resource_continuation, entry, n),
+                        key(f"r{n}", entry.digest, runs=shown),
+                    )
                     for n, path in enumerate(paths[1:], start=2)
                 ]
         pages += self.lists()
@@ -1500,6 +1527,15 @@ class _Planner:
             twin["implementations"] = [link.href for link in extra_links]
         return Page(path, "resource.html", context, twin)
 
+    def page_key(self, *parts: str, runs: Iterable[RunFacts] = ()) -> str | None:
+        """The page's name and the tokens of the runs it shows (None unless keyed)."""
+        if not self.keyed:
+            return None
+        digest = hashlib.sha256("\0".join(parts).encode())
+        for run in runs:
+            digest.update(run.entry.token.encode())
+        return digest.hexdigest()
+
     def project_implementations(self, entry: LoadedResource) -> list[str]:
         """The implementations linked to a SoftwareProject (docs/site.md), by title."""
         href = self.urls.link(entry.digest)
@@ -1882,7 +1918,10 @@ class _Planner:
                 RUNS_COLUMNS,
                 {},
             )
-            pages.append(LazyPage(path, "list.html", build))
+            start = (number - 1) * RUNS_PER_PAGE
+            shown = runs[start : start + RUNS_PER_PAGE]
+            key = self.page_key(f"runs{number}", str(len(runs)), runs=shown)
+            pages.append(LazyPage(path, "list.html", build, key))
         return pages
 
     def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:

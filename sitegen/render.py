@@ -184,10 +184,34 @@ PARALLEL_MIN_PAGES = 2000
 CHUNK_PAGES = 250
 
 
+class Output:
+    """Where rendered files go: this one hands every file to `write(path, bytes)`.
+
+    incremental.py's subclass skips pages whose inputs did not change and passes on only files
+    whose bytes did. In a worker process, `records` returns what it noted since last asked,
+    and the parent `absorb`s it.
+    """
+
+    def __init__(self, write: Callable[[str, bytes], None]) -> None:
+        self._write = write
+
+    def skip(self, page: Page | LazyPage) -> bool:
+        return False
+
+    def write(self, path: str, data: bytes, key: str | None = None) -> None:
+        self._write(path, data)
+
+    def records(self) -> list[Any]:
+        return []
+
+    def absorb(self, records: list[Any]) -> None:
+        pass
+
+
 def render_into(
     site: Site,
     urls: SiteUrls,
-    write: Callable[[str, bytes], None],
+    write: Callable[[str, bytes], None] | Output,
     progress: Callable[[int, int], None] | None = None,
     environment: Environment | None = None,
     workers: int | None = None,
@@ -199,6 +223,7 @@ def render_into(
     memory after it is written. Each file's bytes depend only on its page, never on which
     process rendered it. Every path is checked for clashes before anything is written.
     """
+    out = write if isinstance(write, Output) else Output(write)
     environment = environment or make_environment()
     chrome, extras = _chrome_and_extras(site, urls, environment)
     paths = set(extras.data)
@@ -217,14 +242,14 @@ def render_into(
     total = len(site.pages)
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count > 1 and total >= PARALLEL_MIN_PAGES:
-        _render_parallel(site.pages, templates, chrome, write, progress, count)
+        _render_parallel(site.pages, templates, chrome, out, progress, count)
     else:
         for number, page in enumerate(site.pages, start=1):
-            _render_page(page, templates, chrome, write)
+            _render_page(page, templates, chrome, out)
             if progress is not None:
                 progress(number, total)
     for path, data in extras.data.items():
-        write(path, data)
+        out.write(path, data)
     return len(paths)
 
 
@@ -232,43 +257,46 @@ def _render_page(
     page: Page | LazyPage,
     templates: dict[str, Any],
     chrome: SiteChrome,
-    write: Callable[[str, bytes], None],
+    out: Output,
 ) -> None:
+    if out.skip(page):
+        return
+    key = page.key if isinstance(page, LazyPage) else None
     page = page.built()  # a LazyPage is planned here, in the worker that renders it
-    write(output_path(page.path), _html(templates[page.template], page, chrome))
+    out.write(output_path(page.path), _html(templates[page.template], page, chrome), key)
     if page.twin is not None:
-        write(json_twin(page.path), _json(page.twin))
+        out.write(json_twin(page.path), _json(page.twin), key)
 
 
 # What forked workers render: set in the parent just before the fork, inherited, never pickled.
 _JOB: tuple[Any, ...] | None = None
 
 
-def _render_chunk(bounds: tuple[int, int]) -> int:
+def _render_chunk(bounds: tuple[int, int]) -> tuple[int, list[Any]]:
     assert _JOB is not None
-    pages, templates, chrome, write = _JOB
+    pages, templates, chrome, out = _JOB
     start, end = bounds
     for page in pages[start:end]:
         try:
-            _render_page(page, templates, chrome, write)
+            _render_page(page, templates, chrome, out)
         except RenderError:
             raise
         except Exception as error:  # the worker's exception may not pickle: send its words
             message = f"rendering {page.path or '/'}: {type(error).__name__}: {error}"
             raise RenderError(message) from None
-    return end - start
+    return end - start, out.records()
 
 
 def _render_parallel(
     pages: tuple[Page | LazyPage, ...],
     templates: dict[str, Any],
     chrome: SiteChrome,
-    write: Callable[[str, bytes], None],
+    out: Output,
     progress: Callable[[int, int], None] | None,
     workers: int,
 ) -> None:
     global _JOB
-    _JOB = (pages, templates, chrome, write)
+    _JOB = (pages, templates, chrome, out)
     chunks = [(i, min(i + CHUNK_PAGES, len(pages))) for i in range(0, len(pages), CHUNK_PAGES)]
     # Everything the workers read already exists: frozen, the collector never walks it again
     # (in any process), and copy-on-write pages stay shared.
@@ -276,7 +304,8 @@ def _render_parallel(
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             done = 0
-            for finished in pool.imap_unordered(_render_chunk, chunks):
+            for finished, records in pool.imap_unordered(_render_chunk, chunks):
+                out.absorb(records)
                 done += finished
                 if progress is not None:
                     progress(done, len(pages))

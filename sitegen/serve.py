@@ -1,7 +1,8 @@
 """`sitegen serve`: build into a temporary directory, serve it on 127.0.0.1, rebuild on change.
 
-The build swaps its output in atomically, so the server (which serves a path, not an open
-directory) always sees either the previous site or the new one, never half of one.
+Rebuilds are incremental (incremental.py): only changed content is read again, only changed
+pages rendered, and each changed file is renamed into place whole. A rebuild whose content has
+errors, or whose templates fail, changes nothing: the previous site keeps being served.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def rebuild(content_dir: Path, out_dir: Path, base_url: str | None) -> bool:
     """One build; prints its outcome. False when the content has errors (old site kept)."""
     started = time.perf_counter()
     try:
-        built = build_site(content_dir, out_dir, base_url=base_url)
+        built = build_site(content_dir, out_dir, base_url=base_url, incremental=True)
     except (OutputError, UrlError, RenderError) as error:
         print(f"sitegen serve: {error}", file=sys.stderr)
         return False

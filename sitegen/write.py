@@ -107,6 +107,69 @@ def staged(
         raise
 
 
+class Patch:
+    """The files an incremental build changes, staged beside the output, and what it deletes."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.staging = Staging(target)
+        self.deleted: list[str] = []
+
+    def write(self, path: str, data: bytes) -> None:
+        self.staging.write(path, data)
+
+    def delete(self, path: str) -> None:
+        _check_relative(path)
+        self.deleted.append(path)
+
+    def apply(self) -> list[str]:
+        """Move each staged file over its old self (rename(2): every file is whole at every
+        moment), delete the outputs that are gone, prune emptied folders; the changed paths."""
+        root = self.staging.root
+        moved = []
+        made: set[Path] = set()
+        stack = [root]
+        while stack:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    elif entry.name != MARKER or Path(entry.path).parent != root:
+                        moved.append(Path(entry.path).relative_to(root).as_posix())
+        for path in sorted(moved):
+            destination = self.target / path
+            if destination.parent not in made:
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                made.add(destination.parent)
+            os.replace(root / path, destination)
+        for path in sorted(self.deleted):
+            try:
+                (self.target / path).unlink()
+            except FileNotFoundError:
+                continue
+            folder = (self.target / path).parent
+            while folder != self.target and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
+        return sorted(moved) + sorted(self.deleted)
+
+
+@contextmanager
+def patched(out_dir: Path, content_dir: Path | None = None) -> Iterator[Patch]:
+    """Change a previous output in place: the changed files are staged and moved in when the
+    block ends; nothing is touched if it raises (the content or a template was wrong)."""
+    target = check_output_dir(out_dir, content_dir)
+    if not (target / MARKER).is_file():
+        raise OutputError(f"refusing to patch {target}: not a previous sitegen output")
+    _remove_leftovers(target)
+    patch = Patch(target)
+    try:
+        yield patch
+        patch.apply()
+    finally:
+        shutil.rmtree(patch.staging.root, ignore_errors=True)
+
+
 def write_site(
     files: Mapping[str, bytes],
     out_dir: Path,

@@ -1,0 +1,150 @@
+"""Incremental builds: after any change, the output is byte for byte a cold build's, and only
+changed files are written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import sitegen.incremental
+import sitegen.render
+from sitegen.build import build_site
+from sitegen.incremental import cache_dir
+from tests.conftest import FIXTURES
+from tests.test_build_site import tree
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+
+
+def cold(content: Path, tmp_path: Path, name: str) -> dict[str, bytes]:
+    out = tmp_path / f"cold-{name}"
+    assert build_site(content, out).out_dir is not None
+    return tree(out)
+
+
+def inodes(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def run_files(content: Path) -> list[Path]:
+    return sorted(p for p in (content / "runs").rglob("*.json"))
+
+
+def edit(path: Path, change: object) -> None:
+    document = json.loads(path.read_text())
+    change(document)  # type: ignore[operator]
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+@pytest.fixture(params=[False, True], ids=["serial", "parallel"])
+def parallel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    if request.param:
+        monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
+        monkeypatch.setattr(sitegen.render, "CHUNK_PAGES", 5)
+        monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: 2)
+    return bool(request.param)
+
+
+def test_incremental_equals_cold_after_each_change(tmp_path: Path, parallel: bool) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    assert build_site(content, out, incremental=True).out_dir is not None  # fills the cache
+    assert (cache_dir(out) / "state.pickle").is_file()
+    assert tree(out) == cold(content, tmp_path, "0")
+    runs = run_files(content)
+
+    def step(name: str) -> dict[str, tuple[int, int]]:
+        before = inodes(out)
+        assert build_site(content, out, incremental=True).out_dir is not None
+        assert tree(out) == cold(content, tmp_path, name), name
+        after = inodes(out)
+        return {p: v for p, v in after.items() if before.get(p) != v}
+
+    # A run's median changes: a new digest, a new page; the old page goes.
+    def median(document: dict) -> None:  # type: ignore[type-arg]
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    timed = next(p for p in runs if "timing" in json.loads(p.read_text())["spec"])
+    edit(timed, median)
+    changed = step("modified")
+    untouched_runs = [p for p in inodes(out) if p.startswith("runs/") and p not in changed]
+    assert untouched_runs, "every run page was rewritten"
+    assert len(changed) < len(inodes(out)) / 2
+
+    # A new run file, then a deleted one.
+    added = content / "runs" / "added.json"
+    shutil.copy(timed, added)
+    edit(added, median)
+    step("added")
+    runs[-1].unlink()
+    step("deleted")
+
+    # Metadata only: same digest, another title.
+    def retitle(document: dict) -> None:  # type: ignore[type-arg]
+        document["metadata"]["title"] = document["metadata"]["title"] + " (again)"
+
+    edit(added, retitle)
+    step("retitled")
+
+    # A non-run resource: every page that shows it follows.
+    environment = sorted((content / "environments").glob("*.json"))[0]
+
+    def rename_gpu(document: dict) -> None:  # type: ignore[type-arg]
+        document["metadata"]["title"] = "Renamed host"
+
+    edit(environment, rename_gpu)
+    step("environment")
+    # Nothing changed: nothing is written.
+    assert step("unchanged") == {}
+
+
+def test_template_change_rebuilds_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out, incremental=True)
+    templates = tmp_path / "templates"
+    shutil.copytree(sitegen.render.TEMPLATES_DIR, templates)
+    run_template = templates / "run.html"
+    run_template.write_text(run_template.read_text().replace("What was measured", "Measured"))
+    original = sitegen.render.make_environment
+    monkeypatch.setattr(sitegen.render, "make_environment", lambda: original(templates))
+    monkeypatch.setattr(sitegen.incremental, "TEMPLATES_DIR", templates)
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == cold(content, tmp_path, "templates")
+    assert "Measured" in (out / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
+
+
+def test_failed_incremental_build_keeps_site_and_cache(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out, incremental=True)
+    before = tree(out)
+    (content / "runs" / "broken.json").write_text("{")
+    assert build_site(content, out, incremental=True).out_dir is None
+    assert tree(out) == before
+    (content / "runs" / "broken.json").unlink()
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == before
+
+
+def test_missing_or_foreign_cache_means_a_full_build(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out)  # no cache
+    (cache_dir(out)).mkdir()
+    (cache_dir(out) / "state.pickle").write_bytes(b"not a pickle")
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == cold(content, tmp_path, "full")
