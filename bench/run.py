@@ -11,9 +11,11 @@ median, peak RSS and CPU time, output files and bytes per page; and sitegen/Hugo
 the medians. Then the real catalog (`content/`) is built cold, and at the largest size up to
 100k one run file is edited and `sitegen build --incremental` times the rebuild.
 
-Peak RSS is sampled every 20 ms from /proc as the sum over the build's process tree (sitegen's
-worker processes included; pages shared copy-on-write are counted in every process, so the figure
-errs high). CPU time comes from getrusage(RUSAGE_CHILDREN) before and after.
+Peak memory is sampled every 50 ms from /proc/<pid>/smaps_rollup over the build's process tree
+(sitegen's forked workers included): the sum of PSS, where a page shared copy-on-write by n
+processes counts 1/n, is the memory the build needs; the sum of RSS (shared pages counted in
+every process) errs high; the largest single RSS is kept too. CPU time comes from
+getrusage(RUSAGE_CHILDREN) before and after.
 
 Results go to bench/results/latest.json and latest.md; --update-docs also rewrites the table in
 README.md and docs/performance.md between their `bench:table` markers.
@@ -69,15 +71,19 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _rss(pid: int) -> int:
+def _memory(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in bytes; PSS counts a page shared by n processes as 1/n."""
+    rss = pss = 0
     try:
-        with open(f"/proc/{pid}/status") as handle:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
             for line in handle:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
     except OSError:
         pass
-    return 0
+    return rss, pss
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -87,19 +93,20 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, 
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPOSITORY
     )
-    peak = 0
+    peak = {"rss": 0, "pss": 0, "one": 0}
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
         while not done.is_set():
-            stack, total = [process.pid], 0
+            stack, rss, pss = [process.pid], 0, 0
             while stack:
                 pid = stack.pop()
-                total += _rss(pid)
+                one_rss, one_pss = _memory(pid)
+                rss, pss = rss + one_rss, pss + one_pss
+                peak["one"] = max(peak["one"], one_rss)
                 stack += _children(pid)
-            peak = max(peak, total)
-            done.wait(0.02)
+            peak["rss"], peak["pss"] = max(peak["rss"], rss), max(peak["pss"], pss)
+            done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -112,8 +119,9 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, 
         raise SystemExit(f"{command[0]} failed ({process.returncode}):\n{stderr.decode()[-3000:]}")
     return {
         "wall_s": wall,
-        "peak_rss_bytes": peak,
-        "max_rss_one_process_bytes": after.ru_maxrss * 1024,
+        "peak_pss_bytes": peak["pss"],
+        "peak_rss_bytes": peak["rss"],
+        "max_rss_one_process_bytes": peak["one"],
         "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "stdout": stdout.decode()[-500:],
     }
@@ -152,6 +160,7 @@ def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -
         "wall_s_all": [round(s["wall_s"], 3) for s in samples],
         "runs_per_s": round(runs / wall),
         "pages_per_s": round(stats["pages"] / wall),
+        "peak_pss_mib": round(max(s["peak_pss_bytes"] for s in samples) / 2**20),
         "peak_rss_mib": round(max(s["peak_rss_bytes"] for s in samples) / 2**20),
         "max_rss_one_process_mib": round(
             max(s["max_rss_one_process_bytes"] for s in samples) / 2**20
@@ -242,6 +251,7 @@ def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
         "full_build_with_cache_s": round(first["wall_s"], 3),
         "wall_s": round(wall, 3),
         "wall_s_all": [round(s["wall_s"], 3) for s in samples],
+        "peak_pss_mib": round(max(s["peak_pss_bytes"] for s in samples) / 2**20),
         "peak_rss_mib": round(max(s["peak_rss_bytes"] for s in samples) / 2**20),
     }
 
@@ -262,27 +272,28 @@ def _label(n: int) -> str:
 
 def table(results: dict[str, Any]) -> str:
     lines = [
-        "| runs | sitegen | runs/s | pages/s | peak RSS | files | bytes/page "
-        "| Hugo | Hugo RSS | sitegen/Hugo |",
+        "| runs | sitegen | runs/s | pages/s | peak memory: PSS (RSS) | files | bytes/page "
+        "| Hugo | Hugo PSS | sitegen/Hugo |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, row in results["sizes"].items():
         s, h = row["sitegen"], row.get("hugo")
         hugo = (
-            f"{h['wall_s']:.2f} s | {h['peak_rss_mib']:,} MiB | **{row['ratio']:.2f}**"
+            f"{h['wall_s']:.2f} s | {h['peak_pss_mib']:,} MiB | **{row['ratio']:.2f}**"
             if h
             else "— | — | —"
         )
         lines.append(
             f"| {label} | {s['wall_s']:.2f} s | {s['runs_per_s']:,} | {s['pages_per_s']:,} | "
-            f"{s['peak_rss_mib']:,} MiB | {s['files']:,} | {s['bytes_per_page']:,} | {hugo} |"
+            f"{s['peak_pss_mib']:,} MiB ({s['peak_rss_mib']:,} MiB) | {s['files']:,} | "
+            f"{s['bytes_per_page']:,} | {hugo} |"
         )
     real = results.get("real")
     extra = []
     if real:
         extra.append(
-            f"Real catalog (3,897 runs), cold: **{real['wall_s']:.2f} s**, peak RSS "
-            f"{real['peak_rss_mib']:,} MiB, {real['files']:,} files."
+            f"Real catalog (3,897 runs), cold: **{real['wall_s']:.2f} s**, peak PSS "
+            f"{real['peak_pss_mib']:,} MiB, {real['files']:,} files."
         )
     incremental = results.get("incremental")
     if incremental:

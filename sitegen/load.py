@@ -120,7 +120,7 @@ class LoadResult:
 
 
 # Below this many files forking costs more than it saves.
-PARALLEL_MIN_FILES = 4000
+PARALLEL_MIN_FILES = 1000
 CHUNK_FILES = 500
 
 

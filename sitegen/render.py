@@ -180,7 +180,7 @@ def render_site(
 
 
 # Below this many pages forking costs more than it saves.
-PARALLEL_MIN_PAGES = 2000
+PARALLEL_MIN_PAGES = 300
 CHUNK_PAGES = 250
 
 
