@@ -11,11 +11,12 @@ median, peak RSS and CPU time, output files and bytes per page; and sitegen/Hugo
 the medians. Then the real catalog (`content/`) is built cold, and at the largest size up to
 100k one run file is edited and `sitegen build --incremental` times the rebuild.
 
-Peak memory is sampled every 50 ms from /proc/<pid>/smaps_rollup over the build's process tree
-(sitegen's forked workers included): the sum of PSS, where a page shared copy-on-write by n
-processes counts 1/n, is the memory the build needs; the sum of RSS (shared pages counted in
-every process) errs high; the largest single RSS is kept too. CPU time comes from
-getrusage(RUSAGE_CHILDREN) before and after.
+Peak memory is sampled over the build's process tree (sitegen's forked workers included): the
+sum of RSS every 50 ms from /proc/<pid>/statm (pages shared copy-on-write counted in every
+process, so it errs high), and the sum of PSS every 0.5 s from /proc/<pid>/smaps_rollup (a page
+shared by n processes counts 1/n: the memory the build needs; reading it is costly, hence less
+often); the largest single RSS is kept too. CPU time comes from getrusage(RUSAGE_CHILDREN)
+before and after.
 
 Results go to bench/results/latest.json and latest.md; --update-docs also rewrites the table in
 README.md and docs/performance.md between their `bench:table` markers.
@@ -71,19 +72,32 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _memory(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of one process in bytes; PSS counts a page shared by n processes as 1/n."""
-    rss = pss = 0
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss(pid: int) -> int:
+    """RSS in bytes, from /proc/<pid>/statm: cheap enough to read every 50 ms."""
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            return int(handle.read().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _pss(pid: int) -> int:
+    """PSS in bytes: a page shared by n processes counts 1/n. Reading it walks the process's
+    page tables (and holds its memory lock), so it is read only every PSS_EVERY samples."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as handle:
             for line in handle:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1]) * 1024
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1]) * 1024
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return rss, pss
+    return 0
+
+
+PSS_EVERY = 10  # samples: every 0.5 s
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -97,15 +111,21 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, 
     done = threading.Event()
 
     def sample() -> None:
+        count = 0
         while not done.is_set():
             stack, rss, pss = [process.pid], 0, 0
+            with_pss = count % PSS_EVERY == 0
             while stack:
                 pid = stack.pop()
-                one_rss, one_pss = _memory(pid)
-                rss, pss = rss + one_rss, pss + one_pss
-                peak["one"] = max(peak["one"], one_rss)
+                one = _rss(pid)
+                rss += one
+                pss += _pss(pid) if with_pss else 0
+                peak["one"] = max(peak["one"], one)
                 stack += _children(pid)
-            peak["rss"], peak["pss"] = max(peak["rss"], rss), max(peak["pss"], pss)
+            peak["rss"] = max(peak["rss"], rss)
+            if with_pss:
+                peak["pss"] = max(peak["pss"], pss)
+            count += 1
             done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
