@@ -233,10 +233,9 @@ def load_files(paths: list[Path]) -> LoadResult:
         except OSError as error:
             problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
             continue
-        if stat.S_ISLNK(mode):
-            problems.append(Problem(shown, "-", "symbolic links are not allowed in content"))
-        elif not stat.S_ISREG(mode):
-            problems.append(Problem(shown, "-", "not a regular file"))
+        refusal = _refuse_special_file(mode, shown)
+        if refusal:
+            problems.append(refusal)
         elif path.suffix == ".jsonl":
             _load_export(path, shown, resources, problems)
         else:
@@ -278,12 +277,11 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
                 continue
             path = directory / name
             mode = os.lstat(path).st_mode
-            if stat.S_ISLNK(mode):
-                problems.append(Problem(shown, "-", "symbolic links are not allowed in content"))
-            elif stat.S_ISDIR(mode):
+            refusal = None if stat.S_ISDIR(mode) else _refuse_special_file(mode, shown)
+            if stat.S_ISDIR(mode):  # lstat: a symlink to a folder is not a folder here
                 subdirectories.append((path, f"{relative}/"))
-            elif not stat.S_ISREG(mode):
-                problems.append(Problem(shown, "-", "not a regular file"))
+            elif refusal:
+                problems.append(refusal)
             elif name.endswith((".json", ".jsonl")):
                 yield path, relative
             elif not name.endswith(".md"):
@@ -296,6 +294,15 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
                     )
                 )
         stack.extend(reversed(subdirectories))
+
+
+def _refuse_special_file(mode: int, shown: str) -> Problem | None:
+    """Symlinks are never followed and only regular files are read (modes from `os.lstat`)."""
+    if stat.S_ISLNK(mode):
+        return Problem(shown, "-", "symbolic links are not allowed in content")
+    if not stat.S_ISREG(mode):
+        return Problem(shown, "-", "not a regular file")
+    return None
 
 
 def _read_bytes(path: Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
