@@ -11,8 +11,9 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import queue
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,8 +226,17 @@ def render_into(
     """
     out = write if isinstance(write, Output) else Output(write)
     environment = environment or make_environment()
-    chrome, extras = _chrome_and_extras(site, urls, environment)
-    paths = set(extras.data)
+    assets = site_assets(_is_preview(site))
+    chrome = _chrome(site, urls, assets)
+    # The files that are not pages go first, one at a time, so that the big ones (the export,
+    # the manifest) are gone from memory before the pages are rendered and workers forked.
+    paths: set[str] = set()
+    for path, data in _extras(site, urls, chrome, environment, assets):
+        if path in paths:
+            raise RenderError(f"two outputs would be written to {path}")
+        paths.add(path)
+        out.write(path, data)
+        del data
     for page in site.pages:
         # Every page has a JSON twin but the 404 page, which is not in `pages`.
         twin = isinstance(page, LazyPage) or page.twin is not None
@@ -248,8 +258,6 @@ def render_into(
             _render_page(page, templates, chrome, out)
             if progress is not None:
                 progress(number, total)
-    for path, data in extras.data.items():
-        out.write(path, data)
     return len(paths)
 
 
@@ -272,7 +280,7 @@ def _render_page(
 _JOB: tuple[Any, ...] | None = None
 
 
-def _render_chunk(bounds: tuple[int, int]) -> tuple[int, list[Any]]:
+def _render_chunk(bounds: tuple[int, int]) -> None:
     assert _JOB is not None
     pages, templates, chrome, out = _JOB
     start, end = bounds
@@ -284,7 +292,41 @@ def _render_chunk(bounds: tuple[int, int]) -> tuple[int, list[Any]]:
         except Exception as error:  # the worker's exception may not pickle: send its words
             message = f"rendering {page.path or '/'}: {type(error).__name__}: {error}"
             raise RenderError(message) from None
-    return end - start, out.records()
+
+
+class _Chunks:
+    """Chunks of pages handed out one at a time, across processes, from a shared counter."""
+
+    def __init__(self, context: Any, page_count: int) -> None:
+        self.bounds = [
+            (i, min(i + CHUNK_PAGES, page_count)) for i in range(0, page_count, CHUNK_PAGES)
+        ]
+        self._next = context.Value("q", 0)
+
+    def claim(self) -> tuple[int, int] | None:
+        with self._next.get_lock():
+            index = self._next.value
+            self._next.value = index + 1
+        return self.bounds[index] if index < len(self.bounds) else None
+
+    def stop(self) -> None:
+        with self._next.get_lock():
+            self._next.value = len(self.bounds)
+
+
+def _worker(chunks: _Chunks, results: Any) -> None:
+    """A forked worker: claim chunks until none is left; report each, or the first error."""
+    assert _JOB is not None
+    out = _JOB[3]
+    out.records()  # what the parent had noted before the fork is the parent's to keep
+    try:
+        while (bounds := chunks.claim()) is not None:
+            _render_chunk(bounds)
+            results.put(("chunk", bounds[1] - bounds[0], out.records()))
+    except BaseException as error:  # anything a worker meets is reported, then it stops
+        results.put(("error", str(error) if isinstance(error, RenderError) else repr(error), None))
+    finally:
+        results.put(("exit", 0, None))
 
 
 def _render_parallel(
@@ -295,32 +337,79 @@ def _render_parallel(
     progress: Callable[[int, int], None] | None,
     workers: int,
 ) -> None:
+    """Render with `workers` processes: this one and `workers - 1` forked beside it.
+
+    This process renders its share too rather than waiting: a forked worker gradually copies
+    the pages of memory it touches (reference counts), so each extra process costs up to the
+    size of the planned site in memory, and this one costs nothing more.
+    """
     global _JOB
+    context = multiprocessing.get_context("fork")
+    chunks = _Chunks(context, len(pages))
+    results = context.Queue()
     _JOB = (pages, templates, chrome, out)
-    chunks = [(i, min(i + CHUNK_PAGES, len(pages))) for i in range(0, len(pages), CHUNK_PAGES)]
     # Everything the workers read already exists: frozen, the collector never walks it again
     # (in any process), and copy-on-write pages stay shared.
     gc.freeze()
+    helpers = [context.Process(target=_worker, args=(chunks, results)) for _ in range(workers - 1)]
+    done = 0
+    failure: str | None = None
+    running = len(helpers)
+
+    def take(message: tuple[str, Any, Any]) -> None:
+        nonlocal done, failure, running
+        what, count, records = message
+        if what == "chunk":
+            out.absorb(records)
+            done += count
+            if progress is not None:
+                progress(done, len(pages))
+        elif what == "error":
+            failure = failure or count
+            chunks.stop()
+        else:
+            running -= 1
+
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            done = 0
-            for finished, records in pool.imap_unordered(_render_chunk, chunks):
-                out.absorb(records)
-                done += finished
+        for helper in helpers:
+            helper.start()
+        try:
+            while failure is None and (bounds := chunks.claim()) is not None:
+                _render_chunk(bounds)
+                done += bounds[1] - bounds[0]
                 if progress is not None:
                     progress(done, len(pages))
+                while not results.empty():
+                    take(results.get())
+        except BaseException:
+            chunks.stop()
+            raise
+        finally:
+            # Drain until every worker said it stopped (a worker exits only once its queue is
+            # flushed); a worker that died without a word ends the wait too.
+            while running:
+                try:
+                    take(results.get(timeout=0.2))
+                except queue.Empty:
+                    if not any(helper.is_alive() for helper in helpers):
+                        while not results.empty():
+                            take(results.get())
+                        break
+            for helper in helpers:
+                helper.join()
     finally:
         _JOB = None
         gc.unfreeze()
+    if failure is not None:
+        raise RenderError(failure)
+    dead = [h.exitcode for h in helpers if h.exitcode]
+    if running or dead:
+        raise RenderError(f"a render worker died (exit code {dead[0] if dead else 'unknown'})")
 
 
-def _chrome_and_extras(
-    site: Site, urls: SiteUrls, environment: Environment
-) -> tuple[SiteChrome, Files]:
-    """The layout's chrome, and every output that is not a page: assets, feed, sitemap …"""
-    preview = bool(site.banner) or any(p.template == "changes.html" for p in site.pages)
-    assets = site_assets(preview)
-    chrome = SiteChrome(
+def _chrome(site: Site, urls: SiteUrls, assets: dict[str, Asset]) -> SiteChrome:
+    """The layout's chrome: navigation, the content-hashed assets, the preview banner."""
+    return SiteChrome(
         home=urls.href(""),
         nav=tuple((s, Link(SECTION_TITLES[s], urls.href(f"{s}/"))) for s in NAV_SECTIONS),
         css=urls.href(assets["css"].path),
@@ -332,34 +421,41 @@ def _chrome_and_extras(
         build_date=site.build_date,
         banner=site.banner,
         noindex=not site.indexable,
-        preview_css=urls.href(assets["preview"].path) if preview else None,
+        preview_css=urls.href(assets["preview"].path) if "preview" in assets else None,
     )
-    files = Files()
+
+
+def _is_preview(site: Site) -> bool:
+    return bool(site.banner) or any(p.template == "changes.html" for p in site.pages)
+
+
+def _extras(
+    site: Site,
+    urls: SiteUrls,
+    chrome: SiteChrome,
+    environment: Environment,
+    assets: dict[str, Asset],
+) -> Iterator[tuple[str, bytes]]:
+    """Every output that is not a page (assets, feed, sitemap, manifest, export …), one by one."""
     for asset in assets.values():
-        files.add(asset.path, asset.data)
-    files.add("404.html", _html(environment.get_template("404.html"), site.not_found, chrome))
-    files.add("feed.xml", environment.get_template("feed.xml").render(feed=site.feed).encode())
-    files.add(
-        "sitemap.xml", environment.get_template("sitemap.xml").render(urls=site.sitemap).encode()
-    )
+        yield asset.path, asset.data
+    yield "404.html", _html(environment.get_template("404.html"), site.not_found, chrome)
+    yield "feed.xml", environment.get_template("feed.xml").render(feed=site.feed).encode()
+    yield "sitemap.xml", environment.get_template("sitemap.xml").render(urls=site.sitemap).encode()
     if site.indexable:
         robots = f"User-agent: *\nAllow: /\n\nSitemap: {urls.absolute('sitemap.xml')}\n"
     else:
         # Previews: nothing may be indexed. Netlify reads `_headers` from the published folder.
         robots = "User-agent: *\nDisallow: /\n"
-        files.add("_headers", b"/*\n  X-Robots-Tag: noindex\n")
-    files.add("robots.txt", robots.encode())
+        yield "_headers", b"/*\n  X-Robots-Tag: noindex\n"
+    yield "robots.txt", robots.encode()
     if site.manifest is not None:
-        files.add("manifest.json", _json(manifest_document(site.manifest)))
-    files.add("export/resources.jsonl", _jsonl(site.export))
+        yield "manifest.json", _json(manifest_document(site.manifest))
+    yield "export/resources.jsonl", _jsonl(site.export)
     schemas = schema_documents()
     for kind, schema in schemas.items():
-        files.add(f"schemas/{kind}.json", _json(schema))
-    files.add(
-        "schemas/index.json",
-        _json({kind: urls.href(f"schemas/{kind}.json") for kind in schemas}),
-    )
-    return chrome, files
+        yield f"schemas/{kind}.json", _json(schema)
+    yield "schemas/index.json", _json({kind: urls.href(f"schemas/{kind}.json") for kind in schemas})
 
 
 def _html(template: Any, page: Page, chrome: SiteChrome) -> bytes:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -260,6 +261,48 @@ def test_parallel_render_writes_the_golden_tree(
     assert built.out_dir == out.resolve()
     assert tree(out) == tree(GOLDEN)
     assert seen[-1][0] == seen[-1][1] == built.page_count - 1
+
+
+@pytest.mark.parametrize("where", ["worker", "parent", "worker dies"])
+def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whichever process meets it, a page error ends the build with the page named; a worker
+    that dies without a word ends it too; either way the previous site is untouched."""
+    import sitegen.pages
+    import sitegen.render
+    from sitegen.render import RenderError
+
+    out = tmp_path / "public"
+    build_site(SITE_CONTENT, out)
+    before = tree(out)
+    monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(sitegen.render, "CHUNK_PAGES", 3)
+    monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: 2)
+    parent = os.getpid()
+    planned = sitegen.pages._Planner.run
+
+    def run(self: sitegen.pages._Planner, run: object) -> sitegen.pages.Page:
+        in_worker = os.getpid() != parent
+        if where == "parent" and not in_worker:
+            raise ValueError("boom in the parent")
+        if where == "worker" and in_worker:
+            raise ValueError("boom in a worker")
+        if where == "worker dies" and in_worker:
+            os._exit(3)
+        return planned(self, run)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sitegen.pages._Planner, "run", run)
+    with pytest.raises(RenderError) as raised:
+        build_site(SITE_CONTENT, out)
+    message = str(raised.value)
+    if where == "worker dies":
+        assert message == "a render worker died (exit code 3)"
+    else:
+        said = "boom in a worker" if where == "worker" else "boom in the parent"
+        assert re.fullmatch(r"rendering runs/[0-9a-f]{16}/: ValueError: " + said, message), message
+    assert tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["public"]  # no staging tree left behind
 
 
 def test_long_run_lists_continue_on_numbered_pages(
