@@ -38,7 +38,7 @@ from sitegen.urls import SiteUrls, json_twin, output_path
 
 CACHE_INFIX = ".sitegen-cache"
 STATE = "state.pickle"
-FORMAT = 1
+FORMAT = 2
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None, sha256 of bytes)

@@ -60,10 +60,13 @@ class Value:
 
 @dataclass(frozen=True)
 class RunFacts:
-    """A run with everything the site derives about it, computed once."""
+    """A run with everything the site derives about it, computed once.
+
+    What lists, charts and the manifest read of every run is kept here, so that they never
+    parse a compact run's document (load.py); `spec` parses it, for the run's own page.
+    """
 
     entry: LoadedResource
-    spec: dict[str, Any]
     kernel_key: str
     kernel_title: str
     kernel_slug: str
@@ -71,6 +74,17 @@ class RunFacts:
     provider: str
     shape: Shape
     values: tuple[Value, ...]
+    observed_at: str
+    status: str
+    implementation: str
+    workload: str
+    protocol: str
+    environment: str
+    source: str  # sourceNative.source, or ""
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.entry.spec
 
     @property
     def digest(self) -> str:
@@ -79,30 +93,6 @@ class RunFacts:
     @property
     def title(self) -> str:
         return self.entry.title or self.entry.name
-
-    @property
-    def observed_at(self) -> str:
-        return str(self.spec["observedAt"])
-
-    @property
-    def status(self) -> str:
-        return str(self.spec["status"])
-
-    @property
-    def implementation(self) -> str:
-        return str(self.spec["implementationDigest"])
-
-    @property
-    def workload(self) -> str:
-        return str(self.spec["workloadDigest"])
-
-    @property
-    def protocol(self) -> str:
-        return str(self.spec["protocolDigest"])
-
-    @property
-    def environment(self) -> str:
-        return str(self.spec["environmentDigest"])
 
     def value(self, metric: str, unit: str) -> Value | None:
         for value in self.values:
@@ -350,7 +340,6 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
     protocol = catalog.get(spec["protocolDigest"], "BenchmarkProtocol")
     return RunFacts(
         entry=entry,
-        spec=spec,
         kernel_key=key,
         kernel_title=title,
         kernel_slug=slug,
@@ -358,6 +347,13 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         provider=provider,
         shape=shape,
         values=values_of(spec),
+        observed_at=str(spec["observedAt"]),
+        status=str(spec["status"]),
+        implementation=str(spec["implementationDigest"]),
+        workload=str(spec["workloadDigest"]),
+        protocol=str(spec["protocolDigest"]),
+        environment=str(spec["environmentDigest"]),
+        source=str(spec.get("sourceNative", {}).get("source", "")),
     )
 
 

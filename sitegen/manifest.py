@@ -150,7 +150,14 @@ def _kernel_of(entry: LoadedResource, run: RunFacts | None, kernels: dict[str, A
 def _run_info(run: RunFacts, gpu: str) -> RunInfo:
     value = run.values[0] if run.values else None
     return RunInfo(
-        identity=run_identity(run.spec),
+        identity=run_identity(
+            {
+                "implementationDigest": run.implementation,
+                "workloadDigest": run.workload,
+                "protocolDigest": run.protocol,
+                "environmentDigest": run.environment,
+            }
+        ),
         pass_name=run.pass_name,
         gpu=gpu,
         implementation=run.provider,

@@ -400,6 +400,10 @@ class LazyPage:
     # What the page's bytes depend on besides the site-wide inputs (incremental builds only):
     # equal keys, equal bytes. None: always rendered.
     key: str | None = None
+    # Where the page's data sits in memory (a run page: its run's place in load order, the
+    # order its document was allocated in). Rendering in this order keeps each render
+    # process to its own stretch of memory.
+    locality: int = -1
 
     def built(self) -> Page:
         return self.build()
@@ -437,7 +441,7 @@ class Site:
     not_found: Page
     feed: Feed
     sitemap: tuple[str, ...]  # absolute page URLs, sorted
-    export: tuple[dict[str, Any], ...]  # one normalised document per resource, by digest
+    export: tuple[tuple[str, LoadedResource], ...]  # (digest, resource) for each, by digest
     run_count: int
     build_date: str | None
     attributions: tuple[Attribution, ...] = field(default=())
@@ -511,8 +515,9 @@ class _Planner:
         self.changes = inputs.changes
         self.runs = inputs.analysis.runs
         self.kernels = {k.key: k for k in inputs.analysis.kernels}
-        # spec_json/document_json are pydantic dumps: once per resource, shared by every page.
-        self.specs: dict[str, dict[str, Any]] = {d: r.spec for d, r in self.runs.items()}
+        # Specs and documents of the resources many pages show, parsed once; a run's only when
+        # its own page is planned, and not kept (its document may be compact: load.py).
+        self.specs: dict[str, dict[str, Any]] = {}
         self.documents: dict[str, dict[str, Any]] = {}
         self.gpu_labels: dict[str, str] = {}
         self.credits: dict[frozenset[str], tuple[Attribution, ...]] = {}
@@ -546,7 +551,7 @@ class _Planner:
         )
 
     def attributions(self, runs: Iterable[RunFacts]) -> tuple[Attribution, ...]:
-        sources = frozenset(r.spec.get("sourceNative", {}).get("source", "") for r in runs)
+        sources = frozenset(r.source for r in runs)
         cached = self.credits.get(sources)
         if cached is None:
             # Backend-tagged sources (`liger-kernel-bench-cutile`) share their upstream's line.
@@ -562,7 +567,9 @@ class _Planner:
     def spec(self, entry: LoadedResource) -> dict[str, Any]:
         found = self.specs.get(entry.digest)
         if found is None:
-            found = self.specs[entry.digest] = entry.spec
+            found = entry.spec
+            if entry.kind != "BenchmarkRun":
+                self.specs[entry.digest] = found
         return found
 
     def users(self, digest_value: str) -> list[LoadedResource]:
@@ -575,7 +582,9 @@ class _Planner:
     def document(self, entry: LoadedResource) -> dict[str, Any]:
         found = self.documents.get(entry.digest)
         if found is None:
-            found = self.documents[entry.digest] = entry.document
+            found = entry.document
+            if entry.kind != "BenchmarkRun":
+                self.documents[entry.digest] = found
         return found
 
     def gpu_label(self, digest_value: str) -> str:
@@ -733,12 +742,14 @@ class _Planner:
             )
             for k in self.analysis.kernels
         ]
+        loaded = {digest: number for number, digest in enumerate(self.catalog.by_digest)}
         pages += [
             lazy(
                 self.urls.path_of(r.digest) or "",
                 "run.html",
                 functools.partial(self.run, r),
                 key("run", runs=(r,)),
+                locality=loaded[r.digest],
             )
             for r in self.runs.values()
         ]
@@ -771,9 +782,7 @@ class _Planner:
         pages.sort(key=lambda p: p.path)
         runs = newest_first(self.runs.values())
         sitemap = tuple(sorted(self.urls.absolute(p.path) for p in pages))
-        export = tuple(
-            {"digest": d, "resource": self.document(e)} for d, e in self.catalog.by_digest.items()
-        )
+        export = tuple(self.catalog.by_digest.items())
         return Site(
             pages=tuple(pages),
             not_found=self.not_found(),
@@ -884,7 +893,7 @@ class _Planner:
         """One block per upstream credited: its runs, and what its import reports say."""
         by_attribution: dict[Attribution, int] = defaultdict(int)
         for run in self.runs.values():
-            source = run.spec.get("sourceNative", {}).get("source")
+            source = run.source
             if source:
                 by_attribution[attribution_for(source, self.reports)] += 1
         # Sources differing only by backend tag share one upstream and one credit line.

@@ -24,6 +24,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from sitegen.load import LoadedResource
 from sitegen.manifest import manifest_document
 from sitegen.pages import LazyPage, Link, Page, Site, schema_documents
 from sitegen.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
@@ -252,13 +253,18 @@ def render_into(
     total = len(site.pages)
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count > 1 and total >= PARALLEL_MIN_PAGES:
-        _render_parallel(site.pages, templates, chrome, out, progress, count)
+        in_memory_order = sorted(site.pages, key=_locality)
+        _render_parallel(tuple(in_memory_order), templates, chrome, out, progress, count)
     else:
         for number, page in enumerate(site.pages, start=1):
             _render_page(page, templates, chrome, out)
             if progress is not None:
                 progress(number, total)
     return len(paths)
+
+
+def _locality(page: Page | LazyPage) -> int:
+    return page.locality if isinstance(page, LazyPage) else -1
 
 
 def _render_page(
@@ -295,23 +301,34 @@ def _render_chunk(bounds: tuple[int, int]) -> None:
 
 
 class _Chunks:
-    """Chunks of pages handed out one at a time, across processes, from a shared counter."""
+    """Chunks of pages handed out one at a time across processes, from both ends.
+
+    Forked workers take from the front, this process from the back: with pages in memory
+    order, each process touches its own stretch of the planned site, so a worker copies only
+    the memory of the pages it renders, not nearly all of it.
+    """
 
     def __init__(self, context: Any, page_count: int) -> None:
         self.bounds = [
             (i, min(i + CHUNK_PAGES, page_count)) for i in range(0, page_count, CHUNK_PAGES)
         ]
-        self._next = context.Value("q", 0)
+        self._ends = context.Array("q", [0, len(self.bounds)])  # [next from front, end of back)
 
-    def claim(self) -> tuple[int, int] | None:
-        with self._next.get_lock():
-            index = self._next.value
-            self._next.value = index + 1
-        return self.bounds[index] if index < len(self.bounds) else None
+    def claim(self, from_back: bool = False) -> tuple[int, int] | None:
+        with self._ends.get_lock():
+            front, back = self._ends[0], self._ends[1]
+            if front >= back:
+                return None
+            if from_back:
+                index = self._ends[1] = back - 1
+            else:
+                index = front
+                self._ends[0] = front + 1
+        return self.bounds[index]
 
     def stop(self) -> None:
-        with self._next.get_lock():
-            self._next.value = len(self.bounds)
+        with self._ends.get_lock():
+            self._ends[0] = self._ends[1]
 
 
 def _worker(chunks: _Chunks, results: Any) -> None:
@@ -374,7 +391,7 @@ def _render_parallel(
         for helper in helpers:
             helper.start()
         try:
-            while failure is None and (bounds := chunks.claim()) is not None:
+            while failure is None and (bounds := chunks.claim(from_back=True)) is not None:
                 _render_chunk(bounds)
                 done += bounds[1] - bounds[0]
                 if progress is not None:
@@ -451,7 +468,7 @@ def _extras(
     yield "robots.txt", robots.encode()
     if site.manifest is not None:
         yield "manifest.json", _json(manifest_document(site.manifest))
-    yield "export/resources.jsonl", _jsonl(site.export)
+    yield "export/resources.jsonl", _export(site.export)
     schemas = schema_documents()
     for kind, schema in schemas.items():
         yield f"schemas/{kind}.json", _json(schema)
@@ -466,11 +483,35 @@ def _json(value: Any) -> bytes:
     return compact_json(value) + b"\n"
 
 
-def _jsonl(lines: tuple[dict[str, Any], ...]) -> bytes:
-    return b"".join(compact_json(line, allow_nan=True) + b"\n" for line in lines)
+def _export(resources: tuple[tuple[str, LoadedResource], ...]) -> bytes:
+    """JSON Lines of {"digest", "resource"}, as `compact_json` writes each line, byte for byte.
+
+    A document's orjson bytes are spliced in as they are where `compact_json` would keep
+    orjson's bytes, so that no compact run is parsed and dumped again.
+    """
+    lines = []
+    for digest_value, entry in resources:
+        raw = entry.raw
+        if _orjson_is_json(raw):
+            lines.append(
+                b'{"digest":' + orjson.dumps(digest_value) + b',"resource":' + raw + b"}\n"
+            )
+        else:
+            line = {"digest": digest_value, "resource": entry.document}
+            lines.append(compact_json(line, allow_nan=True) + b"\n")
+    return b"".join(lines)
 
 
 _NEGATIVE_EXPONENT = re.compile(rb"\de-\d")
+
+
+def _orjson_is_json(data: bytes) -> bool:
+    """Whether orjson's bytes are also what `json.dumps` writes (see `compact_json`)."""
+    return not (
+        b"null" in data
+        or b"0.0000" in data
+        or (b"e-" in data and _NEGATIVE_EXPONENT.search(data) is not None)
+    )
 
 
 def compact_json(value: Any, allow_nan: bool = False) -> bytes:
@@ -486,12 +527,7 @@ def compact_json(value: Any, allow_nan: bool = False) -> bytes:
         fast = orjson.dumps(value)
     except (orjson.JSONEncodeError, TypeError):
         fast = None
-    if (
-        fast is None
-        or b"null" in fast
-        or b"0.0000" in fast
-        or (b"e-" in fast and _NEGATIVE_EXPONENT.search(fast))
-    ):
+    if fast is None or not _orjson_is_json(fast):
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=allow_nan)
         return text.encode()
     return fast

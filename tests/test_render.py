@@ -153,3 +153,35 @@ def test_compact_json_equals_json_dumps() -> None:
 
     check()
     assert compact_json({"a": 1e-05, "b": [1, 2.5]}) == b'{"a":1e-05,"b":[1,2.5]}'
+
+
+def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> None:
+    """The export splices a run's orjson bytes in; its bytes must be compact_json's anyway,
+    including for the numbers where orjson and json differ (which take json's path)."""
+    import orjson
+
+    from sitegen.load import LoadedResource
+    from sitegen.render import _export, compact_json
+
+    documents = [
+        {"kind": "BenchmarkRun", "metadata": {"name": "a", "title": "A · ü"}, "spec": {"v": 0.5}},
+        {"kind": "BenchmarkRun", "metadata": {"name": "b"}, "spec": {"v": 1e-05, "w": 1e-07}},
+        {"kind": "BenchmarkRun", "metadata": {"name": "c"}, "spec": {"v": 123456789.125}},
+        {"kind": "WorkloadCase", "metadata": {"name": "d"}, "spec": {"v": 0.00001234}},
+    ]
+    resources = []
+    for number, document in enumerate(documents):
+        digest = f"sha256:{number:064x}"
+        raw = orjson.dumps(document)
+        meta = document["metadata"]
+        compact = LoadedResource.compact(
+            "p", "", digest, raw, document["kind"], meta["name"], meta.get("title")
+        )
+        whole = LoadedResource("p", "", None, digest, document)
+        resources += [(digest, compact), (digest, whole)]
+    expected = b"".join(
+        compact_json({"digest": d, "resource": e.document}, allow_nan=True) + b"\n"
+        for d, e in resources
+    )
+    assert _export(tuple(resources)) == expected
+    assert json.loads(expected.splitlines()[2])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
