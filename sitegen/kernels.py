@@ -30,7 +30,7 @@ _PASS_IN_TITLE = re.compile(r"·\s*([a-z]+) pass$")
 _CASE_PART = re.compile(r"^([a-z][a-z0-9_]*?)(\d+)$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Shape:
     """A workload as the charts see it: axes in binding order, dtype, scalars."""
 
@@ -45,7 +45,7 @@ class Shape:
         return " · ".join(part for part in parts if part) or "unknown shape"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Value:
     """One metric of one run: a centre and, when recorded, a spread around it."""
 
@@ -58,7 +58,7 @@ class Value:
     spread: tuple[str, str] | None  # the statistics low/high came from, e.g. (p20, p80)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunFacts:
     """A run with everything the site derives about it, computed once.
 
@@ -101,7 +101,7 @@ class RunFacts:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Implementation:
     """An implementation as one kernel page shows it."""
 
@@ -111,7 +111,7 @@ class Implementation:
     entry: LoadedResource | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cell:
     """One implementation at one shape of one chart: ranked, unranked, or not measured."""
 
@@ -124,7 +124,7 @@ class Cell:
     earlier: int  # older runs of the same cohort and implementation, not shown
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ShapeRow:
     workload: str
     x: int | None  # the swept axis's value
@@ -132,7 +132,7 @@ class ShapeRow:
     cells: tuple[Cell, ...]  # ranked first, then unranked, then not measured
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Series:
     """One chart: a cohort family that differs only in the swept axis."""
 
@@ -147,21 +147,21 @@ class Series:
     implementations: tuple[Implementation, ...]  # the traces, sorted by label
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuSection:
     environment: str
     series: tuple[Series, ...]
     missing: tuple[Implementation, ...]  # measured in this pass elsewhere, not on this GPU
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PassSection:
     name: str
     gpus: tuple[GpuSection, ...]
     missing_gpus: tuple[str, ...]  # environments of the kernel not measured in this pass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Kernel:
     key: str  # the OperationSpec digest, or `kernel:<title>` when derived from runs
     title: str
@@ -173,7 +173,7 @@ class Kernel:
     environments: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Analysis:
     runs: dict[str, RunFacts]  # by digest, sorted
     kernels: tuple[Kernel, ...]  # sorted by title then key

@@ -38,7 +38,7 @@ class ManifestError(ValueError):
     """A manifest we cannot read: the wrong format, version, or a field of the wrong shape."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunInfo:
     """What a reviewer reads about a run, and its headline value (the first the page shows)."""
 
@@ -55,7 +55,7 @@ class RunInfo:
     value: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     digest: str
     kind: str
@@ -68,14 +68,14 @@ class Entry:
     run: RunInfo | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KernelInfo:
     key: str
     title: str
     path: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Manifest:
     site: str  # the absolute URL of the site root its paths are under
     deploy: tuple[tuple[str, str], ...]  # (context, commit, branch, reviewId, url) where known
