@@ -767,12 +767,18 @@ class _Planner:
                 pages.append(
                     lazy(paths[0], "resource.html", build, key("r", entry.digest, runs=shown))
                 )
+                # A continuation shows its own slice of the runs, and how many there are.
                 pages += [
                     lazy(
                         path,
                         "list.html",
                         functools.partial(self.resource_continuation, entry, n),
-                        key(f"r{n}", entry.digest, runs=shown),
+                        key(
+                            f"r{n}",
+                            entry.digest,
+                            str(len(shown)),
+                            runs=shown[(n - 1) * RUNS_PER_PAGE : n * RUNS_PER_PAGE],
+                        ),
                     )
                     for n, path in enumerate(paths[1:], start=2)
                 ]
@@ -1541,8 +1547,7 @@ class _Planner:
         if not self.keyed:
             return None
         digest = hashlib.sha256("\0".join(parts).encode())
-        for run in runs:
-            digest.update(run.entry.token.encode())
+        digest.update("".join([run.entry.token for run in runs]).encode())
         return digest.hexdigest()
 
     def project_implementations(self, entry: LoadedResource) -> list[str]:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 import sitegen.incremental
+import sitegen.load
+import sitegen.pages
 import sitegen.render
 from sitegen.build import build_site
 from sitegen.incremental import cache_dir
@@ -45,7 +47,11 @@ def edit(path: Path, change: object) -> None:
 
 @pytest.fixture(params=[False, True], ids=["serial", "parallel"])
 def parallel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    # Run lists continue on numbered pages every 4 runs, so their keys are exercised too.
+    monkeypatch.setattr(sitegen.pages, "RUNS_PER_PAGE", 4)
     if request.param:
+        monkeypatch.setattr(sitegen.load, "PARALLEL_MIN_FILES", 0)  # runs held compact
+        monkeypatch.setattr(sitegen.load.os, "cpu_count", lambda: 2)
         monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
         monkeypatch.setattr(sitegen.render, "CHUNK_PAGES", 5)
         monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: 2)
