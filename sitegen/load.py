@@ -22,7 +22,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from sitegen.digest import API_VERSION, digest
+from sitegen.digest import API_VERSION, canonical_json, digest
 from sitegen.problems import Problem, json_path
 from sitegen.resources import KINDS, Resource
 
@@ -52,6 +52,7 @@ class LoadedResource:
 
     __slots__ = (
         "_document",
+        "_metadata_digest",
         "_raw",
         "_resource",
         "_token",
@@ -84,10 +85,19 @@ class LoadedResource:
         self.name: str = document["metadata"]["name"]
         self.title: str | None = document["metadata"].get("title")
         self._token: str | None = None
+        self._metadata_digest: str | None = None
 
     @classmethod
     def compact(
-        cls, path: str, where: str, digest: str, raw: bytes, kind: str, name: str, title: str | None
+        cls,
+        path: str,
+        where: str,
+        digest: str,
+        raw: bytes,
+        kind: str,
+        name: str,
+        title: str | None,
+        metadata_digest: str | None = None,
     ) -> LoadedResource:
         """A resource held as its normalised document's orjson bytes (see the class)."""
         entry = cls.__new__(cls)
@@ -101,6 +111,7 @@ class LoadedResource:
         entry.name = name
         entry.title = title
         entry._token = None
+        entry._metadata_digest = metadata_digest
         return entry
 
     @property
@@ -121,6 +132,14 @@ class LoadedResource:
         if self._token is None:
             self._token = hashlib.sha256(self.raw).hexdigest()
         return self._token
+
+    @property
+    def metadata_digest(self) -> str:
+        """sha256 of the metadata's canonical JSON: the manifest's "metadata changed" test."""
+        if self._metadata_digest is None:
+            metadata = canonical_json(self.metadata)
+            self._metadata_digest = "sha256:" + hashlib.sha256(metadata).hexdigest()
+        return self._metadata_digest
 
     @property
     def resource(self) -> Resource:
@@ -148,8 +167,8 @@ class LoadedResource:
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as its document: the model is rebuilt where it is needed, if it is.
         if self._raw is not None:
-            compact = (self.path, self.where, self.digest, self._raw)
-            return (LoadedResource.compact, (*compact, self.kind, self.name, self.title))
+            compact = (self.path, self.where, self.digest, self._raw, self.kind, self.name)
+            return (LoadedResource.compact, (*compact, self.title, self._metadata_digest))
         return (LoadedResource, (self.path, self.where, None, self.digest, self.document))
 
 
@@ -196,8 +215,9 @@ def load_content(
     return LoadResult(resources, problems, len(files))
 
 
-# A resource as a load worker sends it: path, where, digest, kind, name, title, document bytes.
-Packed = list[tuple[str, str, str, str, str, str | None, bytes]]
+# A resource as a load worker sends it: path, where, digest, kind, name, title, document bytes,
+# metadata digest (computed there, in parallel, for the manifest).
+Packed = list[tuple[str, str, str, str, str, str | None, bytes, str]]
 # Held compact (LoadedResource.compact) after a parallel load: the kind there are millions of.
 COMPACT_KINDS = frozenset({"BenchmarkRun"})
 # An incremental build's memory of each file: shown path → (stat key, packed resources, problems).
@@ -211,10 +231,10 @@ def _stat_key(path: Path) -> tuple[int, ...]:
 
 def _unpack(packed: Packed) -> list[LoadedResource]:
     return [
-        LoadedResource.compact(path, where, value, raw, kind, name, title)
+        LoadedResource.compact(path, where, value, raw, kind, name, title, metadata_digest)
         if kind in COMPACT_KINDS
         else LoadedResource(path, where, None, value, orjson.loads(raw))
-        for path, where, value, kind, name, title, raw in packed
+        for path, where, value, kind, name, title, raw, metadata_digest in packed
     ]
 
 
@@ -262,7 +282,10 @@ def _load_chunk(files: list[tuple[Path, str]]) -> tuple[Packed, list[Problem]]:
     problems: list[Problem] = []
     for path, shown in files:
         _load_one(path, shown, resources, problems)
-    packed = [(r.path, r.where, r.digest, r.kind, r.name, r.title, r.raw) for r in resources]
+    packed = [
+        (r.path, r.where, r.digest, r.kind, r.name, r.title, r.raw, r.metadata_digest)
+        for r in resources
+    ]
     return packed, problems
 
 

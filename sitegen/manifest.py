@@ -83,6 +83,9 @@ class Manifest:
     entries: tuple[Entry, ...]
 
 
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
 def run_identity(spec: dict[str, Any]) -> str:
     """Two runs of one identity measure the same thing: one kernel-page cell (FORMAT.md §3)."""
     parts = [
@@ -91,7 +94,12 @@ def run_identity(spec: dict[str, Any]) -> str:
         spec["protocolDigest"],
         spec["environmentDigest"],
     ]
-    return "sha256:" + hashlib.sha256(canonical_json(parts)).hexdigest()
+    if all(DIGEST.fullmatch(part) for part in parts):
+        # Validated digests are ASCII without escapes: their canonical JSON is spelled out.
+        text = ('["' + '","'.join(parts) + '"]').encode()
+    else:  # a manifest read back from another build may hold anything
+        text = canonical_json(parts)
+    return "sha256:" + hashlib.sha256(text).hexdigest()
 
 
 def plan_manifest(
@@ -117,7 +125,7 @@ def plan_manifest(
                 title=title_of(entry),
                 path=urls.path_of(digest_value) or "",
                 source=entry.path + (f"#{entry.where}" if entry.where else ""),
-                metadata=_metadata_hash(entry),
+                metadata=entry.metadata_digest,
                 kernel=kernel,
                 run=info,
             )
@@ -169,11 +177,6 @@ def _run_info(run: RunFacts, gpu: str) -> RunInfo:
         statistic=value.statistic if value else None,
         value=value.centre if value else None,
     )
-
-
-def _metadata_hash(entry: LoadedResource) -> str:
-    metadata = entry.metadata
-    return "sha256:" + hashlib.sha256(canonical_json(metadata)).hexdigest()
 
 
 def _deploy_facts(deployment: Deployment) -> tuple[tuple[str, str], ...]:
