@@ -21,6 +21,7 @@ full, swapped-in one. The cache trusts that nothing else edits the output direct
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
@@ -44,11 +45,23 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None, sha256 of bytes)
 
 
+@functools.cache
+def code_version() -> str:
+    """A hash of sitegen's own code, templates and assets: a cache from other code is not used."""
+    digest = hashlib.sha256(f"format {FORMAT}\n".encode())
+    for folder in (PACKAGE_DIR, TEMPLATES_DIR, ASSETS_DIR):
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".html", ".xml", ".css", ".js"):
+                digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 @dataclass
 class State:
     outputs: Outputs = field(default_factory=dict)
     loads: LoadCache = field(default_factory=dict)
     format: int = FORMAT
+    code: str = field(default_factory=code_version)
 
 
 def cache_dir(out_dir: Path) -> Path:
@@ -65,6 +78,8 @@ def read_state(out_dir: Path) -> State | None:
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
         return None
     if not isinstance(state, State) or state.format != FORMAT:
+        return None
+    if getattr(state, "code", None) != code_version():  # what it holds may be shaped otherwise
         return None
     return state
 
@@ -85,11 +100,7 @@ def write_state(out_dir: Path, state: State) -> None:
 
 def fingerprint(catalog: Catalog, urls: SiteUrls, *extra: Any) -> str:
     """Everything besides the runs that any page may show, hashed."""
-    digest = hashlib.sha256(f"format {FORMAT}\n".encode())
-    for folder in (PACKAGE_DIR, TEMPLATES_DIR, ASSETS_DIR):
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and path.suffix in (".py", ".html", ".xml", ".css", ".js"):
-                digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    digest = hashlib.sha256(code_version().encode())
     digest.update(repr(sorted((k, a.path) for k, a in site_assets(True).items())).encode())
     digest.update(repr((urls.prefix, urls.base)).encode())
     for key, path in sorted(urls.paths.items()):

@@ -14,7 +14,7 @@ import sitegen.load
 import sitegen.pages
 import sitegen.render
 from sitegen.build import build_site
-from sitegen.incremental import cache_dir
+from sitegen.incremental import cache_dir, read_state, write_state
 from tests.conftest import FIXTURES
 from tests.test_build_site import tree
 
@@ -154,3 +154,12 @@ def test_missing_or_foreign_cache_means_a_full_build(tmp_path: Path) -> None:
     (cache_dir(out) / "state.pickle").write_bytes(b"not a pickle")
     assert build_site(content, out, incremental=True).out_dir is not None
     assert tree(out) == cold(content, tmp_path, "full")
+    # A cache written by other sitegen code, its loads shaped otherwise: not used.
+    state = read_state(out)
+    assert state is not None
+    state.code = "other code"
+    state.loads = {shown: ((0,), [("?",)], []) for shown in state.loads}  # type: ignore[misc]
+    write_state(out, state)
+    assert read_state(out) is None
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == cold(content, tmp_path, "full again")
