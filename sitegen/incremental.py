@@ -47,13 +47,17 @@ Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None
 
 @functools.cache
 def code_version() -> str:
-    """A hash of sitegen's own code, templates and assets: a cache from other code is not used."""
-    digest = hashlib.sha256(f"format {FORMAT}\n".encode())
-    for folder in (PACKAGE_DIR, TEMPLATES_DIR, ASSETS_DIR):
+    """A hash of sitegen's code: a cache written by other code is not used (its shape may
+    differ). Templates and assets are in each page's key instead (`fingerprint`)."""
+    return _hash_files(hashlib.sha256(f"format {FORMAT}\n".encode()), (PACKAGE_DIR,))
+
+
+def _hash_files(digest: Any, folders: tuple[Path, ...]) -> str:
+    for folder in folders:
         for path in sorted(folder.rglob("*")):
             if path.is_file() and path.suffix in (".py", ".html", ".xml", ".css", ".js"):
                 digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return digest.hexdigest()  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -101,6 +105,7 @@ def write_state(out_dir: Path, state: State) -> None:
 def fingerprint(catalog: Catalog, urls: SiteUrls, *extra: Any) -> str:
     """Everything besides the runs that any page may show, hashed."""
     digest = hashlib.sha256(code_version().encode())
+    digest.update(_hash_files(hashlib.sha256(), (TEMPLATES_DIR, ASSETS_DIR)).encode())
     digest.update(repr(sorted((k, a.path) for k, a in site_assets(True).items())).encode())
     digest.update(repr((urls.prefix, urls.base)).encode())
     for key, path in sorted(urls.paths.items()):
