@@ -70,7 +70,7 @@ class Deployment:
         if not self.repository_url:
             return None
         for pattern in (_GITHUB_HTTPS, _GITHUB_SSH):
-            match = pattern.match(self.repository_url)
+            match = pattern.fullmatch(self.repository_url)
             if match:
                 return f"https://github.com/{match.group(1)}/{match.group(2)}"
         return None
@@ -118,18 +118,18 @@ def deployment_from(
     if deployed is not None and urlsplit(deployed).scheme not in ("http", "https"):
         raise DeployError(f"{where}: the deploy URL must be http(s): {deployed!r}")
     review, where = pick(review_id, "REVIEW_ID")
-    if review is not None and not _REVIEW_ID.match(review):
+    if review is not None and not _REVIEW_ID.fullmatch(review):
         raise DeployError(f"{where}: a pull request number is a positive integer: {review!r}")
     # HEAD is the branch a pull request comes from; BRANCH is the one Netlify checks out.
     head, where = pick(branch, "HEAD", "BRANCH")
-    if head is not None and not _BRANCH.match(head):
+    if head is not None and not _BRANCH.fullmatch(head):
         raise DeployError(f"{where}: not a branch name: {head!r}")
     sha, where = pick(commit, "COMMIT_REF")
-    if sha is not None and not _COMMIT.match(sha.lower()):
+    if sha is not None and not _COMMIT.fullmatch(sha.lower()):
         raise DeployError(f"{where}: a commit is 7 to 64 hex digits: {sha!r}")
     base, _ = pick(compare_with, "SITEGEN_COMPARE_WITH")
     base_name, where = pick(base_branch, "SITEGEN_BASE_BRANCH")
-    if base_name is not None and not _BRANCH.match(base_name):
+    if base_name is not None and not _BRANCH.fullmatch(base_name):
         raise DeployError(f"{where}: not a branch name: {base_name!r}")
     repository, _ = pick(None, "REPOSITORY_URL")
     return Deployment(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -276,7 +277,9 @@ def values_of(spec: dict[str, Any]) -> tuple[Value, ...]:
                     (low_name, high_name),
                 )
                 break
-        found.append(Value(metric, unit, statistic, statistics[statistic], low, high, spread))
+        # Interned: the same few names in every one of maybe millions of runs.
+        names = (sys.intern(metric), sys.intern(unit), sys.intern(statistic))
+        found.append(Value(*names, statistics[statistic], low, high, spread))
     return tuple(found)
 
 
@@ -343,18 +346,22 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         kernel_key=key,
         kernel_title=title,
         kernel_slug=slug,
-        pass_name=pass_of(protocol, entry, spec),
-        provider=provider,
+        pass_name=intern(pass_of(protocol, entry, spec)),
+        provider=intern(provider),
         shape=shape,
         values=values_of(spec),
         observed_at=str(spec["observedAt"]),
-        status=str(spec["status"]),
-        implementation=str(spec["implementationDigest"]),
-        workload=str(spec["workloadDigest"]),
-        protocol=str(spec["protocolDigest"]),
-        environment=str(spec["environmentDigest"]),
-        source=str(spec.get("sourceNative", {}).get("source", "")),
+        # Interned: a few distinct values shared by many runs (the memory of millions of runs).
+        status=intern(str(spec["status"])),
+        implementation=intern(str(spec["implementationDigest"])),
+        workload=intern(str(spec["workloadDigest"])),
+        protocol=intern(str(spec["protocolDigest"])),
+        environment=intern(str(spec["environmentDigest"])),
+        source=intern(str(spec.get("sourceNative", {}).get("source", ""))),
     )
+
+
+intern = sys.intern
 
 
 def _pass_rank(name: str) -> tuple[int, str]:

@@ -21,7 +21,7 @@ from sitegen.catalog import Catalog
 from sitegen.deploy import Deployment
 from sitegen.digest import DIGEST_PATTERN, canonical_json
 from sitegen.display import environment_label, title_of
-from sitegen.kernels import Analysis, RunFacts
+from sitegen.kernels import Analysis, RunFacts, Shape
 from sitegen.load import LoadedResource
 from sitegen.resources import KINDS
 from sitegen.urls import SiteUrls
@@ -83,9 +83,6 @@ class Manifest:
     entries: tuple[Entry, ...]
 
 
-DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-
-
 def run_identity(spec: dict[str, Any]) -> str:
     """Two runs of one identity measure the same thing: one kernel-page cell (FORMAT.md §3)."""
     parts = [
@@ -94,7 +91,7 @@ def run_identity(spec: dict[str, Any]) -> str:
         spec["protocolDigest"],
         spec["environmentDigest"],
     ]
-    if all(DIGEST.fullmatch(part) for part in parts):
+    if all(DIGEST_PATTERN.fullmatch(part) for part in parts):
         # Validated digests are ASCII without escapes: their canonical JSON is spelled out.
         text = ('["' + '","'.join(parts) + '"]').encode()
     else:  # a manifest read back from another build may hold anything
@@ -108,6 +105,7 @@ def plan_manifest(
     """The manifest of a planned site: one entry per resource, kernels by key."""
     kernels = {k.key: k for k in analysis.kernels}
     gpus: dict[str, str] = {}
+    shapes: dict[Shape, str] = {}  # one label string per shape, shared by its runs
     entries = []
     for digest_value, entry in catalog.by_digest.items():  # sorted by digest
         run = analysis.runs.get(digest_value)
@@ -116,7 +114,9 @@ def plan_manifest(
         if run is not None:
             if run.environment not in gpus:
                 gpus[run.environment] = environment_label(catalog, run.environment)
-            info = _run_info(run, gpus[run.environment])
+            if run.shape not in shapes:
+                shapes[run.shape] = run.shape.label()
+            info = _run_info(run, gpus[run.environment], shapes[run.shape])
         entries.append(
             Entry(
                 digest=digest_value,
@@ -155,7 +155,7 @@ def _kernel_of(entry: LoadedResource, run: RunFacts | None, kernels: dict[str, A
     return key if key in kernels else None
 
 
-def _run_info(run: RunFacts, gpu: str) -> RunInfo:
+def _run_info(run: RunFacts, gpu: str, shape: str) -> RunInfo:
     value = run.values[0] if run.values else None
     return RunInfo(
         identity=run_identity(
@@ -169,7 +169,7 @@ def _run_info(run: RunFacts, gpu: str) -> RunInfo:
         pass_name=run.pass_name,
         gpu=gpu,
         implementation=run.provider,
-        shape=run.shape.label(),
+        shape=shape,
         status=run.status,
         observed_at=run.observed_at,
         metric=value.metric if value else None,
@@ -259,7 +259,7 @@ def parse_manifest(document: Any) -> Manifest:
         where = f"kernels[{number}]"
         kernel = _object(item, where, {"key", "title", "path"})
         key = _text(kernel.get("key"), f"{where}.key")
-        if not _KERNEL_KEY.match(key):
+        if not _KERNEL_KEY.fullmatch(key):
             raise ManifestError(f"{where}.key: not a kernel key: {key!r}")
         kernels.append(
             KernelInfo(key, _text(kernel.get("title"), f"{where}.title"), _path(kernel, where))
@@ -301,7 +301,7 @@ def _entry(item: Any, where: str) -> Entry:
     if kind not in KINDS:
         raise ManifestError(f"{where}.kind: not a kind: {kind!r}")
     kernel = entry.get("kernel")
-    if kernel is not None and not (isinstance(kernel, str) and _KERNEL_KEY.match(kernel)):
+    if kernel is not None and not (isinstance(kernel, str) and _KERNEL_KEY.fullmatch(kernel)):
         raise ManifestError(f"{where}.kernel: not a kernel key: {kernel!r}")
     run = None
     if "run" in entry:
@@ -367,13 +367,13 @@ def _text(value: Any, where: str) -> str:
 
 
 def _digest(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not DIGEST_PATTERN.match(value):
+    if not isinstance(value, str) or not DIGEST_PATTERN.fullmatch(value):
         raise ManifestError(f"{where}: not a sha256 digest: {value!r}")
     return value
 
 
 def _path(item: dict[str, Any], where: str) -> str:
     path = _text(item.get("path"), f"{where}.path")
-    if not _SITE_PATH.match(path) or ".." in path:
+    if not _SITE_PATH.fullmatch(path) or ".." in path:
         raise ManifestError(f"{where}.path: not a site path: {path!r}")
     return path

@@ -211,6 +211,14 @@ def test_manifest_round_trip_and_refusals() -> None:
     bad["resources"][0]["path"] = "javascript:alert(1)"
     with pytest.raises(ManifestError, match="not a site path"):
         parse_manifest(bad)
+    # `$` matches before a final newline: every pattern must hold to the very end.
+    bad["resources"][0]["path"] = "runs/\n"
+    with pytest.raises(ManifestError, match="not a site path"):
+        parse_manifest(bad)
+    bad = json.loads(json.dumps(document))
+    bad["resources"][0]["digest"] += "\n"
+    with pytest.raises(ManifestError, match=r"resources\[0\].digest"):
+        parse_manifest(bad)
 
 
 def test_markdown_escapes_content() -> None:
