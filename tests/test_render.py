@@ -150,6 +150,7 @@ def test_compact_json_equals_json_dumps() -> None:
         except UnicodeEncodeError:
             return
         assert compact_json(value, allow_nan=True) == expected_bytes
+        assert compact_json(value, allow_nan=True, newline=True) == expected_bytes + b"\n"
 
     check()
     assert compact_json({"a": 1e-05, "b": [1, 2.5]}) == b'{"a":1e-05,"b":[1,2.5]}'
