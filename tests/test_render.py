@@ -186,3 +186,21 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
     )
     assert _export(tuple(resources)) == expected
     assert json.loads(expected.splitlines()[2])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
+
+
+def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
+    from dataclasses import replace
+
+    from sitegen.build import manifest_of_content
+    from sitegen.manifest import manifest_document
+    from sitegen.render import _json, _manifest_json
+
+    manifest = manifest_of_content(SITE_CONTENT).manifest
+    assert manifest is not None and len(manifest.entries) > 2
+    assert _manifest_json(manifest) == _json(manifest_document(manifest))
+    # An entry whose numbers orjson and json spell differently takes json's path alone.
+    run = next(e for e in manifest.entries if e.run is not None)
+    tiny = replace(run, run=replace(run.run, value=1e-07))
+    odd = replace(manifest, entries=(tiny, *manifest.entries[1:]))
+    assert _manifest_json(odd) == _json(manifest_document(odd))
+    assert b"1e-07" in _manifest_json(odd)
