@@ -352,8 +352,13 @@ def table(results: dict[str, Any]) -> str:
             f"{incremental['full_build_with_cache_s']:.2f} s)."
         )
     machine = results["machine"]
+    how = (
+        f"Medians of {results['repeat']} alternating repeats"
+        if results["repeat"] > 1
+        else "One build"
+    )
     extra.append(
-        f"Medians of {results['repeat']} alternating repeats on {machine['cpus']} CPUs "
+        f"{how} on {machine['cpus']} CPUs "
         f"({machine['python']}, Hugo {results.get('hugo_version', '—')}), {results['date']}."
     )
     return "\n".join(lines) + "\n\n" + "\n\n".join(extra) + "\n"
@@ -399,6 +404,8 @@ def main() -> None:
         print(f"{n:,} runs", flush=True)
         results["sizes"][_label(n)] = {"runs": n, **bench_size(n, args.repeat, not args.no_hugo)}
     if args.with_1m:
+        if not sizes:
+            results["repeat"] = 1  # the 1M build alone: one build, no Hugo
         print("1,000,000 runs (sitegen only)", flush=True)
         results["sizes"]["1M"] = {"runs": 1_000_000, **bench_size(1_000_000, 1, False)}
     if not args.no_real:
