@@ -346,22 +346,19 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         kernel_key=key,
         kernel_title=title,
         kernel_slug=slug,
-        pass_name=intern(pass_of(protocol, entry, spec)),
-        provider=intern(provider),
+        pass_name=sys.intern(pass_of(protocol, entry, spec)),
+        provider=sys.intern(provider),
         shape=shape,
         values=values_of(spec),
         observed_at=str(spec["observedAt"]),
         # Interned: a few distinct values shared by many runs (the memory of millions of runs).
-        status=intern(str(spec["status"])),
-        implementation=intern(str(spec["implementationDigest"])),
-        workload=intern(str(spec["workloadDigest"])),
-        protocol=intern(str(spec["protocolDigest"])),
-        environment=intern(str(spec["environmentDigest"])),
-        source=intern(str(spec.get("sourceNative", {}).get("source", ""))),
+        status=sys.intern(str(spec["status"])),
+        implementation=sys.intern(str(spec["implementationDigest"])),
+        workload=sys.intern(str(spec["workloadDigest"])),
+        protocol=sys.intern(str(spec["protocolDigest"])),
+        environment=sys.intern(str(spec["environmentDigest"])),
+        source=sys.intern(str(spec.get("sourceNative", {}).get("source", ""))),
     )
-
-
-intern = sys.intern
 
 
 def _pass_rank(name: str) -> tuple[int, str]:

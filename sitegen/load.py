@@ -344,10 +344,9 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
                 continue
             path = directory / name
             mode = os.lstat(path).st_mode
-            refusal = None if stat.S_ISDIR(mode) else _refuse_special_file(mode, shown)
             if stat.S_ISDIR(mode):  # lstat: a symlink to a folder is not a folder here
                 subdirectories.append((path, f"{relative}/"))
-            elif refusal:
+            elif refusal := _refuse_special_file(mode, shown):
                 problems.append(refusal)
             elif name.endswith((".json", ".jsonl")):
                 yield path, relative

@@ -83,18 +83,13 @@ class Manifest:
     entries: tuple[Entry, ...]
 
 
-def run_identity(spec: dict[str, Any]) -> str:
+def run_identity(implementation: str, workload: str, protocol: str, environment: str) -> str:
     """Two runs of one identity measure the same thing: one kernel-page cell (FORMAT.md §3)."""
-    parts = [
-        spec["implementationDigest"],
-        spec["workloadDigest"],
-        spec["protocolDigest"],
-        spec["environmentDigest"],
-    ]
+    parts = [implementation, workload, protocol, environment]
     if all(DIGEST_PATTERN.fullmatch(part) for part in parts):
         # Validated digests are ASCII without escapes: their canonical JSON is spelled out.
         text = ('["' + '","'.join(parts) + '"]').encode()
-    else:  # a manifest read back from another build may hold anything
+    else:
         text = canonical_json(parts)
     return "sha256:" + hashlib.sha256(text).hexdigest()
 
@@ -158,14 +153,7 @@ def _kernel_of(entry: LoadedResource, run: RunFacts | None, kernels: dict[str, A
 def _run_info(run: RunFacts, gpu: str, shape: str) -> RunInfo:
     value = run.values[0] if run.values else None
     return RunInfo(
-        identity=run_identity(
-            {
-                "implementationDigest": run.implementation,
-                "workloadDigest": run.workload,
-                "protocolDigest": run.protocol,
-                "environmentDigest": run.environment,
-            }
-        ),
+        identity=run_identity(run.implementation, run.workload, run.protocol, run.environment),
         pass_name=run.pass_name,
         gpu=gpu,
         implementation=run.provider,

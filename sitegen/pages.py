@@ -44,7 +44,7 @@ from sitegen.kernels import (
     Value,
     newest_first,
 )
-from sitegen.load import LoadedResource
+from sitegen.load import COMPACT_KINDS, LoadedResource
 from sitegen.resources import KINDS
 from sitegen.sources import Attribution, SourceReport, attribution_for, report_matches
 from sitegen.urls import SECTION_TITLES, SECTIONS, SiteUrls, json_twin
@@ -450,6 +450,11 @@ class Site:
     manifest: Manifest | None = None  # published as /manifest.json
 
 
+def page_of(runs: list[RunFacts], number: int) -> list[RunFacts]:
+    """The runs on page `number` (1-based) of a list continued every RUNS_PER_PAGE runs."""
+    return runs[(number - 1) * RUNS_PER_PAGE : number * RUNS_PER_PAGE]
+
+
 # --- formatting ---------------------------------------------------------------------------------
 
 
@@ -519,6 +524,7 @@ class _Planner:
         # its own page is planned, and not kept (its document may be compact: load.py).
         self.specs: dict[str, dict[str, Any]] = {}
         self.documents: dict[str, dict[str, Any]] = {}
+        self.last_compact: tuple[str, dict[str, Any]] = ("", {})
         self.gpu_labels: dict[str, str] = {}
         self.credits: dict[frozenset[str], tuple[Attribution, ...]] = {}
         self.user_lists: dict[str, list[LoadedResource]] = {}
@@ -565,11 +571,11 @@ class _Planner:
         return Link(shown, self.urls.link(digest_value))
 
     def spec(self, entry: LoadedResource) -> dict[str, Any]:
+        if entry.kind in COMPACT_KINDS:
+            return self.document(entry)["spec"]  # type: ignore[no-any-return]
         found = self.specs.get(entry.digest)
         if found is None:
-            found = entry.spec
-            if entry.kind != "BenchmarkRun":
-                self.specs[entry.digest] = found
+            found = self.specs[entry.digest] = entry.spec
         return found
 
     def users(self, digest_value: str) -> list[LoadedResource]:
@@ -580,11 +586,15 @@ class _Planner:
         return found
 
     def document(self, entry: LoadedResource) -> dict[str, Any]:
+        """A resource's normalised document, parsed once: for the build, or for a compact run
+        (load.py), once for the page being planned (only the last one is kept)."""
+        if entry.kind in COMPACT_KINDS:
+            if self.last_compact[0] != entry.digest:
+                self.last_compact = (entry.digest, entry.document)
+            return self.last_compact[1]
         found = self.documents.get(entry.digest)
         if found is None:
-            found = entry.document
-            if entry.kind != "BenchmarkRun":
-                self.documents[entry.digest] = found
+            found = self.documents[entry.digest] = entry.document
         return found
 
     def gpu_label(self, digest_value: str) -> str:
@@ -666,7 +676,7 @@ class _Planner:
     ) -> Page:
         """Page `number` (1-based) of a long list of runs; `paths` are all its pages."""
         start = (number - 1) * RUNS_PER_PAGE
-        shown = runs[start : start + RUNS_PER_PAGE]
+        shown = page_of(runs, number)
         heading = f"{title} {start + 1:,}–{start + len(shown):,} of {len(runs):,}"
         rows = tuple(self.run_cells(self.run_row(r), columns) for r in shown)
         meta = self.meta(heading, path, intro, section, shown)
@@ -777,7 +787,7 @@ class _Planner:
                             f"r{n}",
                             entry.digest,
                             str(len(shown)),
-                            runs=shown[(n - 1) * RUNS_PER_PAGE : n * RUNS_PER_PAGE],
+                            runs=page_of(shown, n),
                         ),
                     )
                     for n, path in enumerate(paths[1:], start=2)
@@ -1253,7 +1263,8 @@ class _Planner:
     def run(self, run: RunFacts) -> Page:
         entry = run.entry
         path = self.urls.path_of(run.digest) or ""
-        spec = run.spec
+        spec = self.spec(entry)
+        metadata = self.document(entry)["metadata"]
         headlines = []
         for value in run.values:
             numbers = Numbers(value.metric, value.unit)
@@ -1293,7 +1304,7 @@ class _Planner:
             self.reference("Workload", run.workload, run.shape.label()),
             self.reference("Protocol", run.protocol),
         )
-        labels = tuple(Fact(k, v) for k, v in sorted((entry.metadata.get("labels") or {}).items()))
+        labels = tuple(Fact(k, v) for k, v in sorted((metadata.get("labels") or {}).items()))
         groups = [
             FactGroup("Protocol", self.protocol_facts(run.protocol)),
             FactGroup("Environment", self.environment_facts(run.environment)),
@@ -1334,7 +1345,7 @@ class _Planner:
             tensors=tuple(tensors),
             scalars=tuple(scalars),
             groups=tuple(g for g in groups if g.facts),
-            description=entry.metadata.get("description"),
+            description=metadata.get("description"),
             identity=self.identity(entry),
         )
         twin = self.resource_twin(
@@ -1451,7 +1462,7 @@ class _Planner:
         return tuple(facts)
 
     def provenance_facts(self, run: RunFacts) -> tuple[Fact, ...]:
-        native = run.spec.get("sourceNative")
+        native = self.spec(run.entry).get("sourceNative")
         facts: list[Fact] = []
         if native is not None:
             attribution = attribution_for(native["source"], self.reports)
@@ -1467,7 +1478,7 @@ class _Planner:
             for key, value in sorted(native.get("metrics", {}).items()):
                 facts.append(Fact(f"Raw {key}", repr(value), code=True))
         facts.append(Fact("Name", run.entry.name, code=True))
-        for ref in run.entry.metadata.get("sourceRefs") or ():
+        for ref in self.document(run.entry)["metadata"].get("sourceRefs") or ():
             facts.append(Fact("Source reference", ref["url"], ref["url"]))
         return tuple(facts)
 
@@ -1932,9 +1943,7 @@ class _Planner:
                 RUNS_COLUMNS,
                 {},
             )
-            start = (number - 1) * RUNS_PER_PAGE
-            shown = runs[start : start + RUNS_PER_PAGE]
-            key = self.page_key(f"runs{number}", str(len(runs)), runs=shown)
+            key = self.page_key(f"runs{number}", str(len(runs)), runs=page_of(runs, number))
             pages.append(LazyPage(path, "list.html", build, key))
         return pages
 

@@ -21,11 +21,13 @@ SPEC = {
 def test_run_identity_is_the_hash_of_the_canonical_digest_list() -> None:
     parts = [SPEC[k] for k in SPEC]
     expected = "sha256:" + hashlib.sha256(canonical_json(parts)).hexdigest()
-    assert run_identity(SPEC) == expected
+    assert run_identity(*SPEC.values()) == expected
     # Anything but a validated digest (a foreign manifest) takes the canonical path.
     odd = {**SPEC, "workloadDigest": 'sha256:"\u00e9'}
     parts = [odd[k] for k in SPEC]
-    assert run_identity(odd) == "sha256:" + hashlib.sha256(canonical_json(parts)).hexdigest()
+    assert (
+        run_identity(*odd.values()) == "sha256:" + hashlib.sha256(canonical_json(parts)).hexdigest()
+    )
 
 
 def test_metadata_digest_is_the_same_held_whole_or_compact() -> None:
