@@ -386,7 +386,7 @@ class Page:
         return self
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LazyPage:
     """A page planned only when it is rendered: run pages, by the render workers.
 
@@ -396,7 +396,7 @@ class LazyPage:
 
     path: str
     template: str
-    build: Callable[[], Page] = field(repr=False, compare=False)
+    build: Callable[..., Page] = field(repr=False, compare=False)
     # What the page's bytes depend on besides the site-wide inputs (incremental builds only):
     # equal keys, equal bytes. None: always rendered.
     key: str | None = None
@@ -404,17 +404,20 @@ class LazyPage:
     # order its document was allocated in). Rendering in this order keeps each render
     # process to its own stretch of memory.
     locality: int = -1
+    # The argument `build` takes, if it takes one (a run page: its run): a million run pages
+    # need no partial object each.
+    subject: Any = field(default=None, repr=False, compare=False)
 
     def built(self) -> Page:
-        return self.build()
+        return self.build() if self.subject is None else self.build(self.subject)
 
     @property
     def context(self) -> Context:
-        return self.build().context
+        return self.built().context
 
     @property
     def twin(self) -> dict[str, Any] | None:
-        return self.build().twin
+        return self.built().twin
 
 
 @dataclass(frozen=True)
@@ -753,13 +756,15 @@ class _Planner:
             for k in self.analysis.kernels
         ]
         loaded = {digest: number for number, digest in enumerate(self.catalog.by_digest)}
+        plan_run = self.run
         pages += [
             lazy(
                 self.urls.path_of(r.digest) or "",
                 "run.html",
-                functools.partial(self.run, r),
+                plan_run,
                 key("run", runs=(r,)),
                 locality=loaded[r.digest],
+                subject=r,
             )
             for r in self.runs.values()
         ]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from sitegen.load import MAX_FILE_BYTES, load_content, load_files, parse_json
@@ -151,3 +153,11 @@ def test_parallel_load_equals_one_process(tmp_path: Path, monkeypatch: pytest.Mo
     # The model is rebuilt from the document on demand, and is the model validation made.
     for mine, theirs in zip(parallel.resources, serial.resources, strict=True):
         assert mine.resource == theirs.resource
+    # Runs come back compact, their bytes in one shared store; the rest as documents.
+    runs = [r for r in parallel.resources if r.kind == "BenchmarkRun"]
+    assert runs and all(r.is_compact for r in runs)
+    assert len({id(r._store) for r in runs}) == 1 and runs[0]._store is not None
+    assert not any(r.is_compact for r in parallel.resources if r.kind != "BenchmarkRun")
+    for mine, theirs in zip(parallel.resources, serial.resources, strict=True):
+        assert mine.raw == orjson.dumps(theirs.document) and mine.token == theirs.token
+        assert pickle.loads(pickle.dumps(mine)).document == theirs.document

@@ -7,7 +7,7 @@ import hashlib
 import orjson
 
 from sitegen.digest import canonical_json
-from sitegen.load import LoadedResource
+from sitegen.load import DocumentStore, LoadedResource
 from sitegen.manifest import run_identity
 
 SPEC = {
@@ -41,7 +41,14 @@ def test_metadata_digest_is_the_same_held_whole_or_compact() -> None:
     compact = LoadedResource.compact(
         "p", "", whole.digest, orjson.dumps(document), "BenchmarkRun", "r", "LayerNorm · liger"
     )
+    store = DocumentStore()
+    store.add(b"[1,2,3]")  # something before it, so that its span starts past 0
+    stored = LoadedResource.compact(
+        "p", "", whole.digest, orjson.dumps(document), "BenchmarkRun", "r", None, None, store
+    )
     expected = "sha256:" + hashlib.sha256(canonical_json(document["metadata"])).hexdigest()
-    assert whole.metadata_digest == compact.metadata_digest == expected
-    assert whole.token == compact.token
-    assert compact.document == document and compact.spec == document["spec"]
+    assert whole.metadata_digest == compact.metadata_digest == stored.metadata_digest == expected
+    assert whole.token == compact.token == stored.token
+    for entry in (compact, stored):
+        assert entry.document == document and entry.spec == document["spec"]
+    assert stored.raw == compact.raw == orjson.dumps(document)

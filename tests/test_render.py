@@ -161,7 +161,7 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
     including for the numbers where orjson and json differ (which take json's path)."""
     import orjson
 
-    from sitegen.load import LoadedResource
+    from sitegen.load import DocumentStore, LoadedResource
     from sitegen.render import _export, compact_json
 
     documents = [
@@ -171,6 +171,7 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
         {"kind": "WorkloadCase", "metadata": {"name": "d"}, "spec": {"v": 0.00001234}},
     ]
     resources = []
+    store = DocumentStore()
     for number, document in enumerate(documents):
         digest = f"sha256:{number:064x}"
         raw = orjson.dumps(document)
@@ -178,14 +179,17 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
         compact = LoadedResource.compact(
             "p", "", digest, raw, document["kind"], meta["name"], meta.get("title")
         )
+        stored = LoadedResource.compact(
+            "p", "", digest, raw, document["kind"], meta["name"], None, None, store
+        )
         whole = LoadedResource("p", "", None, digest, document)
-        resources += [(digest, compact), (digest, whole)]
+        resources += [(digest, compact), (digest, stored), (digest, whole)]
     expected = b"".join(
         compact_json({"digest": d, "resource": e.document}, allow_nan=True) + b"\n"
         for d, e in resources
     )
     assert _export(tuple(resources)) == expected
-    assert json.loads(expected.splitlines()[2])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
+    assert json.loads(expected.splitlines()[3])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
 
 
 def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
