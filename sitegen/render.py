@@ -12,7 +12,6 @@ import json
 import multiprocessing
 import os
 import queue
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -517,16 +516,18 @@ def _export(resources: tuple[tuple[str, LoadedResource], ...]) -> bytes:
     return export  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
 
 
-_NEGATIVE_EXPONENT = re.compile(rb"\de-\d")
-
-
 def _orjson_is_json(data: bytes) -> bool:
     """Whether orjson's bytes are also what `json.dumps` writes (see `compact_json`)."""
-    return not (
-        b"null" in data
-        or b"0.0000" in data
-        or (b"e-" in data and _NEGATIVE_EXPONENT.search(data) is not None)
-    )
+    if b"null" in data or b"0.0000" in data:
+        return False
+    # A negative exponent is a digit, "e-", a digit. Most runs hold "e-" only inside words
+    # ("geforce-rtx"): testing each one found is a third of the time of a regular expression.
+    found = data.find(b"e-")
+    while found != -1:
+        if found and data[found - 1 : found].isdigit() and data[found + 2 : found + 3].isdigit():
+            return False
+        found = data.find(b"e-", found + 2)
+    return True
 
 
 def compact_json(value: Any, allow_nan: bool = False, newline: bool = False) -> bytes:

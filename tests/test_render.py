@@ -154,6 +154,13 @@ def test_compact_json_equals_json_dumps() -> None:
 
     check()
     assert compact_json({"a": 1e-05, "b": [1, 2.5]}) == b'{"a":1e-05,"b":[1,2.5]}'
+    # "e-" inside words does not stop orjson's path; a negative exponent after one does.
+    for value in (
+        {"gpu": "geforce-rtx", "v": [3e-07, 1.5e-06]},
+        {"gpu": "geforce-rtx", "v": 2.5, "w": "e-", "x": "9e-"},
+        ["compile-", 7e-10],
+    ):
+        assert compact_json(value) == json.dumps(value, separators=(",", ":")).encode()
 
 
 def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> None:
