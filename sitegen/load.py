@@ -216,7 +216,7 @@ class LoadedResource:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as its document: the model is rebuilt where it is needed, if it is.
-        if self._document is None:
+        if self.is_compact:
             compact = (self.path, self.where, self.digest, self.raw, self.kind, self.name)
             return (LoadedResource.compact, (*compact, self.title, self._metadata_digest))
         return (LoadedResource, (self.path, self.where, None, self.digest, self.document))

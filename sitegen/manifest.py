@@ -89,7 +89,7 @@ def run_identity(implementation: str, workload: str, protocol: str, environment:
     if all(DIGEST_PATTERN.fullmatch(part) for part in parts):
         # Validated digests are ASCII without escapes: their canonical JSON is spelled out.
         text = ('["' + '","'.join(parts) + '"]').encode()
-    else:
+    else:  # a manifest read back from another build may hold anything
         text = canonical_json(parts)
     return "sha256:" + hashlib.sha256(text).hexdigest()
 
