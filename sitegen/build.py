@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from sitegen import catalog as catalog_stage
+from sitegen import manifest as manifest_stage
+from sitegen import urls as urls_stage
 from sitegen.catalog import Catalog, resolve
 from sitegen.changes import Baseline, compare
 from sitegen.deploy import Deployment
@@ -23,14 +26,14 @@ from sitegen.incremental import (
     read_state,
     write_state,
 )
-from sitegen.kernels import analyse
-from sitegen.load import LoadCache, load_content
+from sitegen.kernels import Analysis, RunFacts, analyse, reanalyse
+from sitegen.load import LoadCache, commit_changed, load_changed, load_content, unpack
 from sitegen.manifest import Manifest, plan_manifest
-from sitegen.pages import Inputs, Site, plan_site
+from sitegen.pages import Inputs, LazyPage, Replan, Site, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
-from sitegen.render import render_into
+from sitegen.render import LineMemo, render_into
 from sitegen.sources import load_reports
-from sitegen.urls import SiteUrls, parse_base_url, plan_urls
+from sitegen.urls import json_twin, output_path, parse_base_url, plan_urls
 from sitegen.write import MARKER, check_output_dir, patched, staged
 
 P = ParamSpec("P")
@@ -85,6 +88,22 @@ def check_content(
     return CheckedContent(catalog, sorted(problems), len(loaded.resources), loaded.file_count)
 
 
+@dataclass
+class Held:
+    """The last good incremental build, kept in memory by a long-lived process (`sitegen
+    serve`) so that the next one starts from it (`rebuild_runs`) rather than from disk."""
+
+    content_dir: Path
+    out_dir: Path
+    state: State
+    checked: CheckedContent
+    inputs: Inputs
+    site_key: str
+    owners: dict[str, str]  # every page's path → its owner (LazyPage.owner)
+    warnings: list[str]
+    lines: LineMemo = field(default_factory=LineMemo)
+
+
 @dataclass(frozen=True)
 class BuiltSite:
     checked: CheckedContent
@@ -93,6 +112,7 @@ class BuiltSite:
     run_count: int
     file_count: int
     warnings: list[str]  # about site data outside the resources (import reports)
+    held: Held | None = None  # an incremental build's state, for the next build in-process
 
 
 @_collect_less
@@ -105,6 +125,8 @@ def build_site(
     deployment: Deployment | None = None,
     baseline: Baseline | None = None,
     incremental: bool = False,
+    keep: bool = False,
+    previous: Held | None = None,
 ) -> BuiltSite:
     """check → analyse → plan → render → write. Nothing is written unless the content is clean.
 
@@ -112,6 +134,8 @@ def build_site(
     `baseline` what its changes page compares it with (none when None).
     `incremental` uses and keeps the cache beside the output (incremental.py): only changed
     content is read again, only changed pages are rendered and only changed files written.
+    `keep` (a long-lived process: `sitegen serve`) holds that state in memory instead, in the
+    result's `held`, and takes it back as `previous`; nothing is kept on disk.
     Raises OutputError for a refused output path, UrlError for a bad base URL or a path clash.
     """
     deployment = deployment or Deployment()
@@ -120,7 +144,11 @@ def build_site(
     # Refuse a dangerous output path before any work, and again in `staged` before writing.
     check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
-    state = (read_state(out_dir) or State()) if incremental else None
+    state = None
+    if keep:
+        state = previous.state if previous else State()
+    elif incremental:
+        state = read_state(out_dir) or State()
     checked = check_content(content_dir, load_cache=state.loads if state else None)
     if not checked.ok:
         return BuiltSite(checked, None, 0, 0, 0, [])
@@ -145,29 +173,30 @@ def build_site(
     )
     site = plan_site(inputs)
     if state is not None:
-        target = _write_incremental(site, urls, out_dir, content_dir, state, inputs, progress)
-        file_count = len(state.outputs)
-    else:
-        # Rendered straight into the staging tree, by worker processes on a big site.
-        with staged(out_dir, content_dir) as staging:
-            file_count = render_into(site, urls, staging.write, progress)
-        target = staging.target
-    return BuiltSite(checked, target, len(site.pages) + 1, site.run_count, file_count, warnings)
+        lines = previous.lines if previous else LineMemo(keep=keep)
+        site_key = _site_key(site, inputs)
+        target = _write_incremental(
+            site, out_dir, content_dir, state, inputs, site_key, lines, not keep, progress
+        )
+        held = None
+        if keep:
+            owners = {p.path: p.owner if isinstance(p, LazyPage) else "" for p in site.pages}
+            held = Held(
+                content_dir, out_dir, state, checked, inputs, site_key, owners, warnings, lines
+            )
+        pages = len(site.pages) + 1
+        return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings, held)
+    # Rendered straight into the staging tree, by worker processes on a big site.
+    with staged(out_dir, content_dir) as staging:
+        file_count = render_into(site, urls, staging.write, progress)
+    pages = len(site.pages) + 1
+    return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings)
 
 
-def _write_incremental(
-    site: Site,
-    urls: SiteUrls,
-    out_dir: Path,
-    content_dir: Path,
-    state: State,
-    inputs: Inputs,
-    progress: Callable[[int, int], None] | None,
-) -> Path:
-    """Render what changed; patch the previous output, or write a whole one if there is none."""
-    site_key = fingerprint(
+def _site_key(site: Site, inputs: Inputs) -> str:
+    return fingerprint(
         inputs.catalog,
-        urls,
+        inputs.urls,
         [(k.key, k.title, k.slug) for k in inputs.analysis.kernels],
         inputs.reports,
         inputs.deployment,
@@ -175,25 +204,135 @@ def _write_incremental(
         site.banner,
         site.indexable,
     )
+
+
+def _write_incremental(
+    site: Site,
+    out_dir: Path,
+    content_dir: Path,
+    state: State,
+    inputs: Inputs,
+    site_key: str,
+    lines: LineMemo,
+    persist: bool,
+    progress: Callable[[int, int], None] | None,
+) -> Path:
+    """Render what changed; patch the previous output, or write a whole one if there is none.
+    With `persist` the state is kept on disk beside the output too."""
     target = out_dir.resolve()
     usable = bool(state.outputs) and (target / MARKER).is_file()
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
-    forget_state(out_dir)  # a build killed from here on leaves no cache: the next one is full
+    if persist:
+        forget_state(out_dir)  # a build killed from here on leaves no cache: the next is full
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
-            render_into(site, urls, output, progress)
+            render_into(site, inputs.urls, output, progress, lines=lines)
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            render_into(site, urls, output, progress)
+            render_into(site, inputs.urls, output, progress, lines=lines)
             output.finish()
     state.outputs = output.outputs
-    write_state(out_dir, state)
+    if persist:
+        write_state(out_dir, state)
     return target
+
+
+@_collect_less
+def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
+    """The build after `changed` files, when they hold only runs: load → patch the catalog,
+    analysis, URLs and manifest → plan the pages of what those runs touch → render → patch.
+
+    Byte for byte what `build_site` writes (tests/test_build.py), in a fraction of the time on
+    a big catalog: nothing is done per unchanged run but copying references. None when the
+    change is anything else (another kind of resource, a problem, a new or vanished kernel, a
+    changes page to compare): the caller makes a full incremental build, which reports.
+    """
+    inputs = previous.inputs
+    if inputs.baseline is not None:
+        return None
+    files = load_changed(previous.content_dir, changed, previous.state.loads)
+    if files is None:
+        return None
+    if {f.shown for f in files} & {p.path for p in previous.checked.problems}:
+        return None  # its problems would have to go away: resolve everything again
+    before = [r for f in files for r in unpack(f.before)]
+    after = [r for f in files for r in unpack(f.after)]
+    removed = {r.digest for r in before}
+    catalog = catalog_stage.replace_runs(inputs.catalog, removed, after)
+    if catalog is None:
+        return None
+    analysis = reanalyse(inputs.analysis, catalog, removed, after)
+    if analysis is None:
+        return None
+    urls = urls_stage.replace_runs(inputs.urls, removed, (r.digest for r in after))
+    if urls is None:
+        return None
+    manifest = inputs.manifest
+    if manifest is not None:
+        manifest = manifest_stage.replace_runs(manifest, catalog, analysis, urls, removed, after)
+    touched = {*removed, *(r.digest for r in after)}
+    owners = {*touched, *(r.kernel_key for r in _facts(inputs, analysis, touched))}
+    owners |= {value for r in [*before, *after] for _, _, value in catalog_stage.references_of(r)}
+    inputs = replace(
+        inputs,
+        catalog=catalog,
+        analysis=analysis,
+        urls=urls,
+        manifest=manifest,
+        replan=Replan(frozenset(owners), previous.owners),
+    )
+    site = plan_site(inputs)
+    kept = set(site.kept)
+    planned = {p.path: p.owner if isinstance(p, LazyPage) else "" for p in site.pages}
+    gone = [path for path in previous.owners if path not in kept and path not in planned]
+    state = previous.state
+    output = IncrementalOutput(state.outputs, previous.site_key)
+    with patched(previous.out_dir, previous.content_dir) as patch:
+        output.sink(patch.write)
+        render_into(site, urls, output, lines=previous.lines)
+        output.finish()
+        outputs = dict(state.outputs)
+        for path in gone:
+            for file in (output_path(path), json_twin(path)):
+                if outputs.pop(file, None) is not None:
+                    patch.delete(file)
+        outputs.update(output.outputs)
+    commit_changed(files, state.loads)
+    state.outputs = outputs
+    owners_now = {path: previous.owners[path] for path in site.kept} | planned
+    old = previous.checked
+    checked = CheckedContent(
+        catalog,
+        old.problems,
+        old.resource_count - len(before) + len(after),
+        old.file_count + sum(bool(f.after) - bool(f.before) for f in files),
+    )
+    held = replace(previous, checked=checked, inputs=inputs, owners=owners_now)
+    target = previous.out_dir.resolve()
+    return BuiltSite(
+        checked,
+        target,
+        len(owners_now) + 1,
+        site.run_count,
+        len(outputs),
+        previous.warnings,
+        held,
+    )
+
+
+def _facts(inputs: Inputs, analysis: Analysis, digests: set[str]) -> list[RunFacts]:
+    """The facts of these runs, before the change or after it."""
+    return [
+        found
+        for d in digests
+        for found in (inputs.analysis.runs.get(d), analysis.runs.get(d))
+        if found is not None
+    ]
 
 
 def head_label(deployment: Deployment) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -118,6 +119,54 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
         },
     )
     return catalog, problems
+
+
+def replace_runs(
+    catalog: Catalog, removed: set[str], added: list[LoadedResource]
+) -> Catalog | None:
+    """`catalog` with the runs `removed` gone and `added` in: what `resolve` gives for the
+    changed files, without indexing every resource again (a rebuild in `sitegen serve`).
+
+    None when that is not all that changes, or a problem would be reported: a removed digest
+    is not a run or had copies, an added run repeats a digest, a reference does not resolve
+    to its kind. The caller then resolves everything, which reports.
+    """
+    by_digest = dict(catalog.by_digest)
+    for digest_value in removed:
+        entry = by_digest.pop(digest_value, None)
+        if entry is None or entry.kind != "BenchmarkRun" or digest_value in catalog.also_in:
+            return None
+        if catalog.used_by.get(digest_value):
+            return None
+    used_by = dict(catalog.used_by)
+    for digest_value in removed:
+        for _, _, value in references_of(catalog.by_digest[digest_value]):
+            users = used_by.get(value, ())
+            if digest_value in users:
+                used_by[value] = tuple(d for d in users if d != digest_value)
+    for entry in added:
+        if entry.kind != "BenchmarkRun" or entry.digest in by_digest:
+            return None
+        by_digest[entry.digest] = entry
+    for entry in added:
+        for _, target, value in references_of(entry):
+            found = by_digest.get(value)
+            if found is None and target in OPTIONAL_TARGETS:
+                continue  # silent for a run, as in `resolve` (a strict build resolves all)
+            if found is None or found.kind != target:
+                return None
+            users = list(used_by.get(value, ()))
+            bisect.insort(users, entry.digest)
+            used_by[value] = tuple(users)
+    runs = [e for e in catalog.of_kind("BenchmarkRun") if e.digest not in removed]
+    for entry in added:
+        bisect.insort(runs, entry, key=lambda e: (e.name, e.digest))
+    return Catalog(
+        by_digest=dict(sorted(by_digest.items())),
+        also_in=catalog.also_in,
+        used_by={d: users for d, users in sorted(used_by.items()) if users},
+        _by_kind=catalog._by_kind | {"BenchmarkRun": tuple(runs)},
+    )
 
 
 def _metadata_conflicts(keeper: LoadedResource, others: list[LoadedResource]) -> list[Problem]:

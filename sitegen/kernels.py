@@ -304,6 +304,43 @@ def analyse(catalog: Catalog) -> Analysis:
     return Analysis(facts, tuple(kernels), {d: r.kernel_key for d, r in facts.items()})
 
 
+def reanalyse(
+    analysis: Analysis, catalog: Catalog, removed: set[str], added: list[LoadedResource]
+) -> Analysis | None:
+    """`analyse(catalog)` after the runs `removed` went and `added` came (`catalog` already
+    holds them): the added runs' facts and the kernels they touch are derived again, nothing
+    else. None when the kernels themselves change (one appears, goes or is renamed): that
+    moves pages and URLs, and the caller analyses everything.
+    """
+    shapes = {}
+    for entry in added:
+        workload = catalog.get(entry.spec["workloadDigest"], "WorkloadCase")
+        if workload is not None:
+            shapes[workload.digest] = _workload_shape(workload)
+    new = {entry.digest: _run_facts(entry, catalog, shapes) for entry in added}
+    touched = {analysis.runs[d].kernel_key for d in removed} | {r.kernel_key for r in new.values()}
+    kernels = {k.key: k for k in analysis.kernels}
+    for key in touched:
+        old = kernels.get(key)
+        if old is None:
+            return None
+        runs = [r for r in old.runs if r.digest not in removed]
+        runs += [r for r in new.values() if r.kernel_key == key]
+        if not runs and old.operation is None:
+            return None
+        kernel = _kernel(key, runs, catalog)
+        if (kernel.title, kernel.slug) != (old.title, old.slug):
+            return None
+        kernels[key] = kernel
+    kept = ((d, r) for d, r in analysis.runs.items() if d not in removed)
+    facts = dict(sorted([*kept, *new.items()]))
+    return Analysis(
+        facts,
+        tuple(kernels[k.key] for k in analysis.kernels),
+        {d: r.kernel_key for d, r in facts.items()},
+    )
+
+
 def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]) -> RunFacts:
     spec = entry.spec
     workload = catalog.get(spec["workloadDigest"], "WorkloadCase")

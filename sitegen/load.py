@@ -13,7 +13,7 @@ import json
 import multiprocessing
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
@@ -258,7 +258,7 @@ def load_content(
         store = DocumentStore()
         with multiprocessing.get_context("fork").Pool(count) as pool:
             for packed, found in pool.imap(_load_chunk, chunks):
-                resources += _unpack(packed, store)
+                resources += unpack(packed, store)
                 problems += found
     else:
         for path, shown in files:
@@ -280,7 +280,8 @@ def _stat_key(path: Path) -> tuple[int, ...]:
     return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 
 
-def _unpack(packed: Packed, store: DocumentStore | None = None) -> list[LoadedResource]:
+def unpack(packed: Packed, store: DocumentStore | None = None) -> list[LoadedResource]:
+    """The resources a load worker or a cache entry packed."""
     return [
         LoadedResource.compact(path, where, value, raw, kind, name, title, metadata_digest, store)
         if kind in COMPACT_KINDS
@@ -313,9 +314,68 @@ def _load_cached(
     resources: list[LoadedResource] = []
     for _, shown in files:
         _, packed, found = cache[shown]
-        resources += _unpack(packed)
+        resources += unpack(packed)
         problems += found
     return LoadResult(resources, problems, len(files))
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    shown: str
+    before: Packed  # what the cache held for it ([] for a new file)
+    after: Packed  # what it holds now ([] once deleted)
+    stat_key: tuple[int, ...] | None  # None: deleted
+
+
+def load_changed(
+    content_dir: Path, changed: Iterable[Path], cache: LoadCache
+) -> list[ChangedFile] | None:
+    """Read again the content files named as changed (`sitegen serve` hears of them), without
+    walking the tree; `cache` is left as it was (`commit_changed` updates it).
+
+    None unless each is a `.json` resource file the walk would read, read without a problem,
+    or such a file deleted: a folder, a symlink, an export, a note, site data (`_` folders) or
+    a problem takes the whole walk, which reports. Dot-files are not content: skipped.
+    """
+    root = content_dir.resolve()
+    label = root.name or "content"
+    found: dict[str, ChangedFile] = {}
+    for named in changed:
+        path = Path(named).parent.resolve() / Path(named).name  # never the file's own symlink
+        try:
+            relative = path.relative_to(root)
+        except ValueError:
+            return None
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        shown = f"{label}/{relative.as_posix()}"
+        if any(part.startswith("_") for part in relative.parts) or relative.suffix != ".json":
+            return None
+        before = cache[shown][1] if shown in cache else []
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            if not before and any(key.startswith(shown + "/") for key in cache):
+                return None  # a folder named like a file went away
+            found[shown] = ChangedFile(shown, before, [], None)
+            continue
+        if not stat.S_ISREG(mode):
+            return None
+        key = _stat_key(path)
+        after, problems = _load_chunk([(path, shown)])
+        if problems:
+            return None
+        found[shown] = ChangedFile(shown, before, after, key)
+    return [found[shown] for shown in sorted(found)]
+
+
+def commit_changed(changed: list[ChangedFile], cache: LoadCache) -> None:
+    """Record what `load_changed` read, once the build that used it has succeeded."""
+    for item in changed:
+        if item.stat_key is None:
+            cache.pop(item.shown, None)
+        else:
+            cache[item.shown] = (item.stat_key, item.after, [])
 
 
 def _load_one(

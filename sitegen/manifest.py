@@ -10,10 +10,11 @@ A manifest read back (from a file or a URL) is untrusted: `parse_manifest` check
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -98,33 +99,8 @@ def plan_manifest(
     catalog: Catalog, analysis: Analysis, urls: SiteUrls, deployment: Deployment
 ) -> Manifest:
     """The manifest of a planned site: one entry per resource, kernels by key."""
-    kernels = {k.key: k for k in analysis.kernels}
-    gpus: dict[str, str] = {}
-    shapes: dict[Shape, str] = {}  # one label string per shape, shared by its runs
-    entries = []
-    for digest_value, entry in catalog.by_digest.items():  # sorted by digest
-        run = analysis.runs.get(digest_value)
-        kernel = _kernel_of(entry, run, kernels)
-        info = None
-        if run is not None:
-            if run.environment not in gpus:
-                gpus[run.environment] = environment_label(catalog, run.environment)
-            if run.shape not in shapes:
-                shapes[run.shape] = run.shape.label()
-            info = _run_info(run, gpus[run.environment], shapes[run.shape])
-        entries.append(
-            Entry(
-                digest=digest_value,
-                kind=entry.kind,
-                name=entry.name,
-                title=title_of(entry),
-                path=urls.path_of(digest_value) or "",
-                source=entry.path + (f"#{entry.where}" if entry.where else ""),
-                metadata=entry.metadata_digest,
-                kernel=kernel,
-                run=info,
-            )
-        )
+    entry_of = _Entries(catalog, analysis, urls)
+    entries = [entry_of(entry) for entry in catalog.by_digest.values()]  # sorted by digest
     return Manifest(
         site=urls.base,
         deploy=_deploy_facts(deployment),
@@ -134,6 +110,56 @@ def plan_manifest(
         ),
         entries=tuple(entries),
     )
+
+
+def replace_runs(
+    manifest: Manifest,
+    catalog: Catalog,
+    analysis: Analysis,
+    urls: SiteUrls,
+    removed: set[str],
+    added: list[LoadedResource],
+) -> Manifest:
+    """`plan_manifest` after the runs `removed` went and `added` came, when nothing else
+    changed (`catalog`, `analysis` and `urls` already hold them): the other entries are kept."""
+    entries = [e for e in manifest.entries if e.digest not in removed]
+    entry_of = _Entries(catalog, analysis, urls)
+    for entry in added:
+        bisect.insort(entries, entry_of(entry), key=lambda e: e.digest)
+    return replace(manifest, entries=tuple(entries))
+
+
+class _Entries:
+    """Each resource's manifest entry; a GPU's label and a shape's, made once for all runs."""
+
+    def __init__(self, catalog: Catalog, analysis: Analysis, urls: SiteUrls) -> None:
+        self.catalog = catalog
+        self.runs = analysis.runs
+        self.urls = urls
+        self.kernels = {k.key: k for k in analysis.kernels}
+        self.gpus: dict[str, str] = {}
+        self.shapes: dict[Shape, str] = {}  # one label string per shape, shared by its runs
+
+    def __call__(self, entry: LoadedResource) -> Entry:
+        run = self.runs.get(entry.digest)
+        info = None
+        if run is not None:
+            if run.environment not in self.gpus:
+                self.gpus[run.environment] = environment_label(self.catalog, run.environment)
+            if run.shape not in self.shapes:
+                self.shapes[run.shape] = run.shape.label()
+            info = _run_info(run, self.gpus[run.environment], self.shapes[run.shape])
+        return Entry(
+            digest=entry.digest,
+            kind=entry.kind,
+            name=entry.name,
+            title=title_of(entry),
+            path=self.urls.path_of(entry.digest) or "",
+            source=entry.path + (f"#{entry.where}" if entry.where else ""),
+            metadata=entry.metadata_digest,
+            kernel=_kernel_of(entry, run, self.kernels),
+            run=info,
+        )
 
 
 def _kernel_of(entry: LoadedResource, run: RunFacts | None, kernels: dict[str, Any]) -> str | None:

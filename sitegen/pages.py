@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -407,6 +407,10 @@ class LazyPage:
     # The argument `build` takes, if it takes one (a run page: its run): a million run pages
     # need no partial object each.
     subject: Any = field(default=None, repr=False, compare=False)
+    # Whose page it is: a run's or resource's digest, a kernel's key; "" for the site-wide
+    # pages (lists, home), planned on every build. A rebuild after run files changed plans
+    # only the pages of the owners those runs touch (`Replan`).
+    owner: str = ""
 
     def built(self) -> Page:
         return self.build() if self.subject is None else self.build(self.subject)
@@ -451,6 +455,7 @@ class Site:
     banner: tuple[Link, ...] = ()  # a preview's banner, every page; () in production
     indexable: bool = True  # False: noindex everywhere (meta, robots.txt, _headers)
     manifest: Manifest | None = None  # published as /manifest.json
+    kept: tuple[str, ...] = ()  # with a Replan: the pages not planned again, as they stand
 
 
 def page_of(runs: list[RunFacts], number: int) -> list[RunFacts]:
@@ -502,6 +507,17 @@ class Inputs:
     baseline: Baseline | None = None  # what the changes page compares with; None: no page
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
+    replan: Replan | None = None  # plan only some owners' pages; None: every page
+
+
+@dataclass(frozen=True)
+class Replan:
+    """Plan only the site-wide pages and those of `owners`, and of the projects of the
+    implementations among them (a rebuild after run files changed: build.py's
+    `rebuild_runs`); the other pages of `previous` stand as written (`Site.kept`)."""
+
+    owners: frozenset[str]
+    previous: Mapping[str, str]  # the last build's page paths → owners
 
 
 def plan_site(inputs: Inputs) -> Site:
@@ -534,6 +550,7 @@ class _Planner:
         self.rows: dict[str, RunRow] = {}
         self.resource_run_lists: dict[str, list[RunFacts]] = {}
         self.keyed = inputs.keyed
+        self.replan = inputs.replan
         self.projects = self._project_links()
 
     # shared pieces -------------------------------------------------------------------------
@@ -745,6 +762,12 @@ class _Planner:
         # incremental.py).
         lazy = LazyPage
         key = self.page_key
+        replan = self.replan
+        owners = self.replanned_owners()
+
+        def planned(owner: str) -> bool:
+            return owners is None or owner in owners
+
         pages: list[Page | LazyPage] = [self.home()]
         pages += [
             lazy(
@@ -752,11 +775,18 @@ class _Planner:
                 "kernel.html",
                 functools.partial(self.kernel, k),
                 key("kernel", k.key, runs=k.runs),
+                owner=k.key,
             )
             for k in self.analysis.kernels
+            if planned(k.key)
         ]
         loaded = {digest: number for number, digest in enumerate(self.catalog.by_digest)}
         plan_run = self.run
+        runs_planned = (
+            self.runs.values()
+            if owners is None
+            else [self.runs[d] for d in sorted(owners) if d in self.runs]
+        )
         pages += [
             lazy(
                 self.urls.path_of(r.digest) or "",
@@ -765,8 +795,9 @@ class _Planner:
                 key("run", runs=(r,)),
                 locality=loaded[r.digest],
                 subject=r,
+                owner=r.digest,
             )
-            for r in self.runs.values()
+            for r in runs_planned
         ]
         for kind in (
             "WorkloadCase",
@@ -776,11 +807,20 @@ class _Planner:
             "ExecutionEnvironment",
         ):
             for entry in self.catalog.of_kind(kind):
+                if not planned(entry.digest):
+                    continue
                 paths = self.resource_page_paths(entry)
                 shown = self.resource_runs(entry)
                 build = functools.partial(self.resource, entry)
+                owner = entry.digest
                 pages.append(
-                    lazy(paths[0], "resource.html", build, key("r", entry.digest, runs=shown))
+                    lazy(
+                        paths[0],
+                        "resource.html",
+                        build,
+                        key("r", owner, runs=shown),
+                        owner=owner,
+                    )
                 )
                 # A continuation shows its own slice of the runs, and how many there are.
                 pages += [
@@ -788,12 +828,8 @@ class _Planner:
                         path,
                         "list.html",
                         functools.partial(self.resource_continuation, entry, n),
-                        key(
-                            f"r{n}",
-                            entry.digest,
-                            str(len(shown)),
-                            runs=page_of(shown, n),
-                        ),
+                        key(f"r{n}", owner, str(len(shown)), runs=page_of(shown, n)),
+                        owner=owner,
                     )
                     for n, path in enumerate(paths[1:], start=2)
                 ]
@@ -802,7 +838,10 @@ class _Planner:
             pages.append(self.changes_page())
         pages.sort(key=lambda p: p.path)
         runs = newest_first(self.runs.values())
-        sitemap = tuple(sorted(self.urls.absolute(p.path) for p in pages))
+        kept: tuple[str, ...] = ()
+        if replan is not None and owners is not None:
+            kept = tuple(p for p, owner in replan.previous.items() if owner and owner not in owners)
+        sitemap = tuple(sorted(self.urls.absolute(p) for p in [*(p.path for p in pages), *kept]))
         export = tuple(self.catalog.by_digest.items())
         return Site(
             pages=tuple(pages),
@@ -816,7 +855,21 @@ class _Planner:
             banner=self.banner(),
             indexable=self.deployment.indexable,
             manifest=self.manifest,
+            kept=kept,
         )
+
+    def replanned_owners(self) -> frozenset[str] | None:
+        """The owners whose pages are planned (None: all): a Replan's, with the projects of
+        its implementations, whose pages list those implementations' runs."""
+        if self.replan is None:
+            return None
+        owners = self.replan.owners
+        projects = {
+            project.digest
+            for project in self.catalog.of_kind("SoftwareProject")
+            if any(owners.intersection(self.project_implementations(project)))
+        }
+        return owners | projects
 
     def home(self) -> Page:
         runs = newest_first(self.runs.values())

@@ -113,10 +113,28 @@ def plan_urls(catalog: Catalog, kernels: Iterable[Kernel], base_url: str | None)
             unique = name if counts[name] == 1 else f"{name}-{tag}"
             paths[key] = f"{section}/{unique}/"
     for entry in catalog.of_kind("BenchmarkRun"):
-        paths[entry.digest] = f"runs/{short(entry.digest, RUN_ID_HEX)}/"
+        paths[entry.digest] = run_path(entry.digest)
     # An OperationSpec's page is its kernel page: the kernel loop above gave it its path.
     _check_unique(paths)
     return SiteUrls(prefix, base, paths)
+
+
+def run_path(digest_value: str) -> str:
+    return f"runs/{short(digest_value, RUN_ID_HEX)}/"
+
+
+def replace_runs(urls: SiteUrls, removed: set[str], added: Iterable[str]) -> SiteUrls | None:
+    """`urls` without the runs `removed`, with the runs `added` (digests); None when an added
+    run's page would clash with another page (the caller plans every URL, which says so)."""
+    paths = {key: path for key, path in urls.paths.items() if key not in removed}
+    taken = set(paths.values())
+    for digest_value in added:
+        path = run_path(digest_value)
+        if path in taken:
+            return None
+        taken.add(path)
+        paths[digest_value] = path
+    return SiteUrls(urls.prefix, urls.base, paths)
 
 
 def _check_unique(paths: dict[str, str]) -> None:

@@ -13,7 +13,7 @@ import sitegen.incremental
 import sitegen.load
 import sitegen.pages
 import sitegen.render
-from sitegen.build import build_site
+from sitegen.build import build_site, rebuild_runs
 from sitegen.incremental import cache_dir, read_state, write_state
 from tests.conftest import FIXTURES
 from tests.test_build_site import tree
@@ -163,3 +163,70 @@ def test_missing_or_foreign_cache_means_a_full_build(tmp_path: Path) -> None:
     assert read_state(out) is None
     assert build_site(content, out, incremental=True).out_dir is not None
     assert tree(out) == cold(content, tmp_path, "full again")
+
+
+def test_held_rebuild_of_run_files_equals_cold(tmp_path: Path, parallel: bool) -> None:
+    """`sitegen serve`'s path: the last build held in memory, rebuilt from the changed files."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    held = build_site(content, out, keep=True).held
+    assert held is not None and not cache_dir(out).exists()  # nothing kept on disk
+    runs = run_files(content)
+    timed = next(p for p in runs if "timing" in json.loads(p.read_text())["spec"])
+
+    def step(name: str, changed: list[Path], runs_only: bool = True) -> dict[str, object]:
+        nonlocal held
+        assert held is not None
+        before = inodes(out)
+        built = rebuild_runs(held, changed)
+        assert (built is not None) == runs_only, name
+        if built is None:
+            built = build_site(content, out, keep=True, previous=held)
+        assert built.out_dir is not None and built.held is not None
+        held = built.held
+        expected = cold(content, tmp_path, name)
+        assert tree(out) == expected, name
+        assert built.file_count == len(expected) - 1  # the marker is not an output
+        assert built.page_count == sum(1 for p in expected if p.endswith(".html"))
+        assert built.run_count == len(held.inputs.analysis.runs)
+        after = inodes(out)
+        return {p: v for p, v in after.items() if before.get(p) != v}
+
+    def median(document: dict) -> None:  # type: ignore[type-arg]
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    edit(timed, median)
+    changed = step("modified", [timed])
+    assert any(p.startswith("runs/") for p in changed)
+    assert [p for p in inodes(out) if p.startswith("runs/") and p not in changed]
+    added = content / "runs" / "more" / "added.json"
+    added.parent.mkdir()
+    shutil.copy(timed, added)
+    edit(added, median)
+    edit(added, median)
+    step("added", [added])
+    runs[-1].unlink()
+    step("deleted", [runs[-1]])
+
+    def retitle(document: dict) -> None:  # type: ignore[type-arg]
+        document["metadata"]["title"] = document["metadata"]["title"] + " (again)"
+
+    edit(added, retitle)
+    step("retitled", [added])
+    (content / ".added.json.swp").write_text("editor state")
+    assert step("dot-file", [content / ".added.json.swp"]) == {}
+    # Not runs alone: a full incremental build from the held state.
+    environment = sorted((content / "environments").glob("*.json"))[0]
+    edit(environment, lambda d: d["metadata"].update(title="Renamed host"))
+    step("environment", [environment], runs_only=False)
+    shutil.copy(timed, added)  # the same run twice: a duplicate to resolve and report
+    step("duplicate", [added], runs_only=False)
+    (content / "runs" / "broken.json").write_text("{")
+    before = tree(out)
+    assert held is not None
+    assert rebuild_runs(held, [content / "runs" / "broken.json"]) is None
+    assert build_site(content, out, keep=True, previous=held).out_dir is None
+    assert tree(out) == before
+    (content / "runs" / "broken.json").unlink()
+    step("mended", [content / "runs" / "broken.json"])

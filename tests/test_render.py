@@ -169,7 +169,7 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
     import orjson
 
     from sitegen.load import DocumentStore, LoadedResource
-    from sitegen.render import _export, compact_json
+    from sitegen.render import LineMemo, _export, compact_json
 
     documents = [
         {"kind": "BenchmarkRun", "metadata": {"name": "a", "title": "A · ü"}, "spec": {"v": 0.5}},
@@ -195,7 +195,11 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
         compact_json({"digest": d, "resource": e.document}, allow_nan=True) + b"\n"
         for d, e in resources
     )
-    assert _export(tuple(resources)) == expected
+    assert _export(tuple(resources), LineMemo(keep=False)) == expected
+    memo = LineMemo()
+    assert _export(tuple(resources), memo) == expected
+    memo.turn()
+    assert _export(tuple(resources), memo) == expected  # the kept lines, spliced again
     assert json.loads(expected.splitlines()[3])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
 
 
@@ -204,14 +208,17 @@ def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
 
     from sitegen.build import manifest_of_content
     from sitegen.manifest import manifest_document
-    from sitegen.render import _json, _manifest_json
+    from sitegen.render import LineMemo, _json, _manifest_json
 
     manifest = manifest_of_content(SITE_CONTENT).manifest
     assert manifest is not None and len(manifest.entries) > 2
-    assert _manifest_json(manifest) == _json(manifest_document(manifest))
+    kept = LineMemo()
+    for lines in (LineMemo(keep=False), kept, kept):  # the last splices the lines it kept
+        assert _manifest_json(manifest, lines) == _json(manifest_document(manifest))
+        lines.turn()
     # An entry whose numbers orjson and json spell differently takes json's path alone.
     run = next(e for e in manifest.entries if e.run is not None)
     tiny = replace(run, run=replace(run.run, value=1e-07))
     odd = replace(manifest, entries=(tiny, *manifest.entries[1:]))
-    assert _manifest_json(odd) == _json(manifest_document(odd))
-    assert b"1e-07" in _manifest_json(odd)
+    assert _manifest_json(odd, kept) == _json(manifest_document(odd))
+    assert b"1e-07" in _manifest_json(odd, kept)
