@@ -31,6 +31,7 @@ import os
 import platform
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -258,6 +259,23 @@ def write_floor(tree: Path, dest: Path) -> float:
     return time.perf_counter() - started
 
 
+def _one_run_file(content: Path) -> Path:
+    """The run file the one-file rebuilds edit: a variant's if there is one."""
+    variants = sorted((content / "runs").rglob("*.v1.json"))
+    return variants[0] if variants else sorted((content / "runs").rglob("*.json"))[0]
+
+
+def _edit(target: Path, original: bytes, number: int) -> None:
+    """Write `original` with its median moved by number + 1 ns (its title, if it has none)."""
+    document = json.loads(original)
+    latency = document["spec"].get("timing", {}).get("latencyNs")
+    if latency is not None:
+        latency["median"] += number + 1
+    else:
+        document["metadata"]["title"] = f"{document['metadata'].get('title', 'run')} ({number})"
+    target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
 def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
     """A full build with the cache, then one run file edited (median +1 ns) and rebuilt."""
     content, _ = catalog(n)
@@ -265,22 +283,12 @@ def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
     _clear(out)
     shutil.rmtree(out.parent / f".{out.name}.sitegen-cache", ignore_errors=True)
     first = measure(sitegen_command(content, out, "--incremental"))
-    target = next(iter(sorted((content / "runs").rglob("*.v1.json"))), None) or next(
-        iter(sorted((content / "runs").rglob("*.json")))
-    )
+    target = _one_run_file(content)
     original = target.read_bytes()
     samples = []
     try:
         for number in range(repeat):
-            document = json.loads(original)
-            latency = document["spec"].get("timing", {}).get("latencyNs")
-            if latency is not None:
-                latency["median"] += number + 1
-            else:
-                document["metadata"]["title"] = (
-                    f"{document['metadata'].get('title', 'run')} ({number})"
-                )
-            target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+            _edit(target, original, number)
             samples.append(measure(sitegen_command(content, out, "--incremental")))
             print(f"  {n:>9,} one-file  {samples[-1]['wall_s']:7.2f} s", flush=True)
     finally:
@@ -296,6 +304,61 @@ def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
         "wall_s_all": [round(s["wall_s"], 3) for s in samples],
         "peak_pss_mib": round(max(s["peak_pss_bytes"] for s in samples) / 2**20),
         "peak_rss_mib": round(max(s["peak_rss_bytes"] for s in samples) / 2**20),
+    }
+
+
+def bench_serve(n: int, repeat: int) -> dict[str, Any]:
+    """`sitegen serve` on the catalog, then one run file edited at a time (median +1 ns): each
+    rebuild timed from the end of the file's write to the line the server prints once the
+    site on disk is updated (so the file watcher's delay is in it)."""
+    content, _ = catalog(n)
+    target = _one_run_file(content)
+    original = target.read_bytes()
+    command = [sys.executable, "-m", "sitegen.cli", "serve", str(content), "--port", "0"]
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPOSITORY
+    )
+    assert process.stdout is not None
+    lines = iter(process.stdout)
+
+    def next_built() -> tuple[float, str]:
+        for line in lines:
+            if line.startswith("built "):
+                return time.perf_counter(), line.strip()
+            if not line.startswith("serving "):
+                raise SystemExit(f"sitegen serve: {line.strip()}")
+        raise SystemExit(f"sitegen serve stopped ({process.wait()})")
+
+    samples, printed = [], []
+    try:
+        first_at, first_line = next_built()
+        first = first_at - started
+        time.sleep(2)  # the watcher starts after the first build
+        for number in range(repeat):
+            _edit(target, original, number)
+            written = time.perf_counter()
+            done, line = next_built()
+            samples.append(done - written)
+            printed.append(float(line.rsplit(" in ", 1)[1].removesuffix(" s")))
+            print(f"  {n:>9,} serve one-file  {samples[-1]:7.2f} s", flush=True)
+        memory = sum(_pss(pid) for pid in [process.pid, *_children(process.pid)])
+    finally:
+        target.write_bytes(original)
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return {
+        "runs": n,
+        "file": str(target.relative_to(content)),
+        "first_build_s": round(first, 3),
+        "first_build_line": first_line,
+        "wall_s": round(statistics.median(samples), 3),
+        "wall_s_all": [round(s, 3) for s in samples],
+        "build_s_printed": printed,
+        "pss_after_mib": round(memory / 2**20),
     }
 
 
@@ -350,6 +413,13 @@ def table(results: dict[str, Any]) -> str:
             f"One run file changed at {incremental['runs']:,} runs, `sitegen build --incremental`: "
             f"**{incremental['wall_s']:.2f} s** (full build filling the cache: "
             f"{incremental['full_build_with_cache_s']:.2f} s)."
+        )
+    serve = results.get("serve")
+    if serve:
+        extra.append(
+            f"The same in `sitegen serve` (the last build held in memory), from the file's "
+            f"write to the site updated on disk: **{serve['wall_s']:.2f} s** (first build: "
+            f"{serve['first_build_s']:.2f} s)."
         )
     machine = results["machine"]
     how = (
@@ -415,6 +485,8 @@ def main() -> None:
         n = max((s for s in sizes if s <= 100_000), default=min(sizes))
         print(f"one-file rebuild at {n:,} runs", flush=True)
         results["incremental"] = bench_incremental(n, args.repeat)
+        print(f"sitegen serve, one-file rebuild at {n:,} runs", flush=True)
+        results["serve"] = bench_serve(n, args.repeat)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     text = table(results)

@@ -8,9 +8,11 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ParamSpec, TypeVar
+
+from jinja2 import Environment
 
 from sitegen import catalog as catalog_stage
 from sitegen import manifest as manifest_stage
@@ -31,7 +33,7 @@ from sitegen.load import LoadCache, commit_changed, load_changed, load_content, 
 from sitegen.manifest import Manifest, plan_manifest
 from sitegen.pages import Inputs, LazyPage, Replan, Site, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
-from sitegen.render import LineMemo, render_into
+from sitegen.render import LineMemo, make_environment, render_into
 from sitegen.sources import load_reports
 from sitegen.urls import json_twin, output_path, parse_base_url, plan_urls
 from sitegen.write import MARKER, check_output_dir, patched, staged
@@ -101,7 +103,10 @@ class Held:
     site_key: str
     owners: dict[str, str]  # every page's path → its owner (LazyPage.owner)
     warnings: list[str]
-    lines: LineMemo = field(default_factory=LineMemo)
+    lines: LineMemo
+    # The templates as compiled for the last build: a rebuild after run files changed keeps
+    # them (a template's change takes the full build, which compiles them again).
+    environment: Environment
 
 
 @dataclass(frozen=True)
@@ -175,14 +180,24 @@ def build_site(
     if state is not None:
         lines = previous.lines if previous else LineMemo(keep=keep)
         site_key = _site_key(site, inputs)
+        environment = make_environment() if keep else None  # else render_into makes one
         target = _write_incremental(
-            site, out_dir, content_dir, state, inputs, site_key, lines, not keep, progress
+            site, out_dir, content_dir, state, inputs, site_key, lines, environment, progress
         )
         held = None
-        if keep:
+        if environment is not None:
             owners = {p.path: p.owner if isinstance(p, LazyPage) else "" for p in site.pages}
             held = Held(
-                content_dir, out_dir, state, checked, inputs, site_key, owners, warnings, lines
+                content_dir,
+                out_dir,
+                state,
+                checked,
+                inputs,
+                site_key,
+                owners,
+                warnings,
+                lines,
+                environment,
             )
         pages = len(site.pages) + 1
         return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings, held)
@@ -214,11 +229,12 @@ def _write_incremental(
     inputs: Inputs,
     site_key: str,
     lines: LineMemo,
-    persist: bool,
+    environment: Environment | None,
     progress: Callable[[int, int], None] | None,
 ) -> Path:
     """Render what changed; patch the previous output, or write a whole one if there is none.
-    With `persist` the state is kept on disk beside the output too."""
+    Lines that are kept (`sitegen serve`) mean the state is held in memory, not on disk."""
+    persist = not lines.keep
     target = out_dir.resolve()
     usable = bool(state.outputs) and (target / MARKER).is_file()
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
@@ -227,14 +243,14 @@ def _write_incremental(
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
-            render_into(site, inputs.urls, output, progress, lines=lines)
+            render_into(site, inputs.urls, output, progress, environment, lines=lines)
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            render_into(site, inputs.urls, output, progress, lines=lines)
+            render_into(site, inputs.urls, output, progress, environment, lines=lines)
             output.finish()
     state.outputs = output.outputs
     if persist:
@@ -294,7 +310,7 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
     output = IncrementalOutput(state.outputs, previous.site_key)
     with patched(previous.out_dir, previous.content_dir) as patch:
         output.sink(patch.write)
-        render_into(site, urls, output, lines=previous.lines)
+        render_into(site, urls, output, environment=previous.environment, lines=previous.lines)
         output.finish()
         outputs = dict(state.outputs)
         for path in gone:

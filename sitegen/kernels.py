@@ -178,7 +178,7 @@ class Kernel:
 class Analysis:
     runs: dict[str, RunFacts]  # by digest, sorted
     kernels: tuple[Kernel, ...]  # sorted by title then key
-    kernel_of_run: dict[str, str]
+    newest: tuple[RunFacts, ...]  # every run, newest first (`newest_first`)
 
 
 def kebab(text: str) -> str:
@@ -301,7 +301,7 @@ def analyse(catalog: Catalog) -> Analysis:
     for key, runs in runs_by_kernel.items():
         kernels.append(_kernel(key, runs, catalog))
     kernels.sort(key=lambda k: (k.title.lower(), k.key))
-    return Analysis(facts, tuple(kernels), {d: r.kernel_key for d, r in facts.items()})
+    return Analysis(facts, tuple(kernels), tuple(newest_first(facts.values())))
 
 
 def reanalyse(
@@ -334,11 +334,10 @@ def reanalyse(
         kernels[key] = kernel
     kept = ((d, r) for d, r in analysis.runs.items() if d not in removed)
     facts = dict(sorted([*kept, *new.items()]))
-    return Analysis(
-        facts,
-        tuple(kernels[k.key] for k in analysis.kernels),
-        {d: r.kernel_key for d, r in facts.items()},
-    )
+    newest = [r for r in analysis.newest if r.digest not in removed]
+    for run in new.values():
+        newest.insert(_newest_place(newest, run), run)
+    return Analysis(facts, tuple(kernels[k.key] for k in analysis.kernels), tuple(newest))
 
 
 def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]) -> RunFacts:
@@ -613,4 +612,20 @@ def _rank(
 
 
 def newest_first(runs: Iterable[RunFacts]) -> list[RunFacts]:
-    return sorted(runs, key=lambda r: (r.observed_at, r.digest), reverse=True)
+    return sorted(runs, key=_age, reverse=True)
+
+
+def _age(run: RunFacts) -> tuple[str, str]:
+    return (run.observed_at, run.digest)
+
+
+def _newest_place(runs: list[RunFacts], run: RunFacts) -> int:
+    """Where `run` goes in `runs`, newest first (bisect's order is ascending)."""
+    low, high, age = 0, len(runs), _age(run)
+    while low < high:
+        middle = (low + high) // 2
+        if _age(runs[middle]) > age:
+            low = middle + 1
+        else:
+            high = middle
+    return low

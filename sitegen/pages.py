@@ -11,7 +11,7 @@ import functools
 import hashlib
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,7 +42,6 @@ from sitegen.kernels import (
     RunFacts,
     Series,
     Value,
-    newest_first,
 )
 from sitegen.load import COMPACT_KINDS, LoadedResource
 from sitegen.resources import KINDS
@@ -837,7 +836,7 @@ class _Planner:
         if self.has_changes_page:
             pages.append(self.changes_page())
         pages.sort(key=lambda p: p.path)
-        runs = newest_first(self.runs.values())
+        runs = self.analysis.newest
         kept: tuple[str, ...] = ()
         if replan is not None and owners is not None:
             kept = tuple(p for p, owner in replan.previous.items() if owner and owner not in owners)
@@ -872,7 +871,7 @@ class _Planner:
         return owners | projects
 
     def home(self) -> Page:
-        runs = newest_first(self.runs.values())
+        runs = self.analysis.newest
         kernels = self.analysis.kernels
         environments = {r.environment for r in self.runs.values()}
         sources = self.source_blocks()
@@ -966,10 +965,9 @@ class _Planner:
     def source_blocks(self) -> tuple[SourceBlock, ...]:
         """One block per upstream credited: its runs, and what its import reports say."""
         by_attribution: dict[Attribution, int] = defaultdict(int)
-        for run in self.runs.values():
-            source = run.source
+        for source, count in Counter(run.source for run in self.runs.values()).items():
             if source:
-                by_attribution[attribution_for(source, self.reports)] += 1
+                by_attribution[attribution_for(source, self.reports)] += count
         # Sources differing only by backend tag share one upstream and one credit line.
         merged: dict[tuple[str, str, str, str | None], tuple[list[str], int]] = {}
         for attribution, count in by_attribution.items():
@@ -1981,7 +1979,7 @@ class _Planner:
         ):
             rows = tuple(self.list_row(entry) for entry in self.catalog.of_kind(kind))
             pages.append(self.list_page(SECTIONS[kind], intro, columns, rows))
-        runs = newest_first(self.runs.values())
+        runs = self.analysis.newest
         intro = "Every run, newest first. Each links to its page with provenance and digest."
         if len(runs) <= RUNS_PER_PAGE:
             rows = tuple(self.run_cells(self.run_row(r), RUNS_COLUMNS) for r in runs)
@@ -2005,10 +2003,18 @@ class _Planner:
             pages.append(LazyPage(path, "list.html", build, key))
         return pages
 
+    @functools.cached_property
+    def run_counts(self) -> Counter[str]:
+        """How many runs reference each resource (`catalog.users` counted, by their facts)."""
+        counts: Counter[str] = Counter()
+        for run in self.runs.values():
+            counts.update((run.implementation, run.workload, run.protocol, run.environment))
+        return counts
+
     def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:
         spec = self.spec(entry)
         link = Link(title_of(entry), self.urls.link(entry.digest))
-        runs = sum(1 for u in self.users(entry.digest) if u.kind == "BenchmarkRun")
+        runs = self.run_counts[entry.digest]
         if entry.kind == "ExecutionEnvironment":
             return (link, Link(spec["hardware"]["architecture"]), Link(f"{runs:,}"))
         if entry.kind == "ImplementationRevision":
@@ -2142,6 +2148,8 @@ def build_date_from_epoch(value: str | None) -> str | None:
     return datetime.fromtimestamp(int(value), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+@functools.cache
 def schema_documents() -> dict[str, dict[str, Any]]:
-    """The JSON Schema of each kind, as pydantic describes it, by kind name."""
+    """The JSON Schema of each kind, as pydantic describes it, by kind name (made once: the
+    models do not change while sitegen runs; readers must not mutate it)."""
     return {kind: model.model_json_schema(by_alias=True) for kind, model in sorted(KINDS.items())}

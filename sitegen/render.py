@@ -12,7 +12,7 @@ import json
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from sitegen.load import LoadedResource
-from sitegen.manifest import Manifest, entry_document, manifest_document
+from sitegen.manifest import Entry, Manifest, entry_document, manifest_document
 from sitegen.pages import LazyPage, Link, Page, Site, schema_documents
 from sitegen.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
 
@@ -502,14 +502,26 @@ class LineMemo:
         self._lines: dict[int, tuple[object, bytes]] = {}
         self._used: dict[int, tuple[object, bytes]] = {}
 
-    def line(self, item: object, write: Callable[[], bytes]) -> bytes:
+    def join(
+        self,
+        items: Iterable[tuple[object, Any]],
+        write: Callable[[Any], bytes],
+        joined: bytearray,
+    ) -> None:
+        """Append `write(argument)` for each (object, argument) to `joined` (one growing buffer,
+        not a list then its join: half the peak memory for a big site), or the kept line."""
         if not self.keep:
-            return write()
-        found = self._lines.get(id(item))
-        if found is None or found[0] is not item:
-            found = (item, write())
-        self._used[id(item)] = found
-        return found[1]
+            for _, argument in items:
+                joined += write(argument)
+            return
+        lines, used = self._lines, self._used
+        for item, argument in items:
+            key = id(item)
+            found = lines.get(key)
+            if found is None or found[0] is not item:
+                found = (item, write(argument))
+            used[key] = found
+            joined += found[1]
 
     def turn(self) -> None:
         """Forget the lines this build did not use."""
@@ -523,12 +535,15 @@ def _manifest_json(manifest: Manifest, lines: LineMemo) -> bytes:
     if not head.endswith(b'"resources":[]}'):
         raise RenderError("the manifest's resources must be its last field")
     document = bytearray(head[: -len(b"]}")])
-    for number, entry in enumerate(manifest.entries):
-        if number:
-            document += b","
-        document += lines.line(entry, lambda e=entry: compact_json(entry_document(e)))
+    lines.join(((e, e) for e in manifest.entries), _manifest_line, document)
+    if manifest.entries:
+        del document[-1]  # each line ends in a comma, the last one too
     document += b"]}\n"
     return document  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
+
+
+def _manifest_line(entry: Entry) -> bytes:
+    return compact_json(entry_document(entry)) + b","
 
 
 def _export(resources: tuple[tuple[str, LoadedResource], ...], lines: LineMemo) -> bytes:
@@ -537,15 +552,13 @@ def _export(resources: tuple[tuple[str, LoadedResource], ...], lines: LineMemo) 
     A document's orjson bytes are spliced in as they are where `compact_json` would keep
     orjson's bytes, so that no compact run is parsed and dumped again.
     """
-    # One growing buffer, not a list of lines and then their join: half the peak memory for
-    # an export of a million runs (~1.2 GB).
     export = bytearray()
-    for digest_value, entry in resources:
-        export += lines.line(entry, lambda d=digest_value, e=entry: _export_line(d, e))
+    lines.join(((e, (d, e)) for d, e in resources), _export_line, export)
     return export  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
 
 
-def _export_line(digest_value: str, entry: LoadedResource) -> bytes:
+def _export_line(resource: tuple[str, LoadedResource]) -> bytes:
+    digest_value, entry = resource
     raw = entry.raw
     if _orjson_is_json(raw):
         return b'{"digest":' + orjson.dumps(digest_value) + b',"resource":' + raw + b"}\n"
