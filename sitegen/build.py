@@ -320,7 +320,10 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
         outputs.update(output.outputs)
     commit_changed(files, state.loads)
     state.outputs = outputs
-    owners_now = {path: previous.owners[path] for path in site.kept} | planned
+    owners_now = dict(previous.owners)
+    for path in gone:
+        del owners_now[path]
+    owners_now.update(planned)
     old = previous.checked
     checked = CheckedContent(
         catalog,

@@ -114,9 +114,7 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
         by_digest=dict(sorted(by_digest.items())),
         also_in=also_in,
         used_by={d: tuple(sorted(users)) for d, users in sorted(used_by.items())},
-        _by_kind={
-            k: tuple(sorted(v, key=lambda e: (e.name, e.digest))) for k, v in by_kind.items()
-        },
+        _by_kind={k: tuple(sorted(v, key=_name_order)) for k, v in by_kind.items()},
     )
     return catalog, problems
 
@@ -158,15 +156,27 @@ def replace_runs(
             users = list(used_by.get(value, ()))
             bisect.insort(users, entry.digest)
             used_by[value] = tuple(users)
-    runs = [e for e in catalog.of_kind("BenchmarkRun") if e.digest not in removed]
+    # Runs by (name, digest), as `resolve` sorts them: each removed and added one placed by
+    # bisection, not the 100,000 others visited.
+    runs = list(catalog.of_kind("BenchmarkRun"))
+    for digest_value in removed:
+        entry = catalog.by_digest[digest_value]
+        place = bisect.bisect_left(runs, (entry.name, digest_value), key=_name_order)
+        if runs[place] is not entry:
+            return None  # not the order `resolve` made: resolve everything
+        del runs[place]
     for entry in added:
-        bisect.insort(runs, entry, key=lambda e: (e.name, e.digest))
+        bisect.insort(runs, entry, key=_name_order)
     return Catalog(
         by_digest=dict(sorted(by_digest.items())),
         also_in=catalog.also_in,
         used_by={d: users for d, users in sorted(used_by.items()) if users},
         _by_kind=catalog._by_kind | {"BenchmarkRun": tuple(runs)},
     )
+
+
+def _name_order(entry: LoadedResource) -> tuple[str, str]:
+    return (entry.name, entry.digest)
 
 
 def _metadata_conflicts(keeper: LoadedResource, others: list[LoadedResource]) -> list[Problem]:

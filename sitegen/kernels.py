@@ -332,9 +332,17 @@ def reanalyse(
         if (kernel.title, kernel.slug) != (old.title, old.slug):
             return None
         kernels[key] = kernel
-    kept = ((d, r) for d, r in analysis.runs.items() if d not in removed)
-    facts = dict(sorted([*kept, *new.items()]))
-    newest = [r for r in analysis.newest if r.digest not in removed]
+    facts = dict(analysis.runs)
+    for digest_value in removed:
+        del facts[digest_value]
+    facts = dict(sorted((facts | new).items()))  # nearly sorted already: one linear pass
+    # Newest first, each removed and added run placed by bisection.
+    newest = list(analysis.newest)
+    for digest_value in removed:
+        place = _newest_place(newest, analysis.runs[digest_value])
+        if newest[place] is not analysis.runs[digest_value]:
+            return None  # not the order `analyse` made: analyse everything
+        del newest[place]
     for run in new.values():
         newest.insert(_newest_place(newest, run), run)
     return Analysis(facts, tuple(kernels[k.key] for k in analysis.kernels), tuple(newest))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import operator
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -779,7 +780,12 @@ class _Planner:
             for k in self.analysis.kernels
             if planned(k.key)
         ]
-        loaded = {digest: number for number, digest in enumerate(self.catalog.by_digest)}
+        # Where each run sits in load order; a rebuild of a few pages renders them in one process.
+        loaded = (
+            {digest: number for number, digest in enumerate(self.catalog.by_digest)}
+            if owners is None
+            else {}
+        )
         plan_run = self.run
         runs_planned = (
             self.runs.values()
@@ -792,7 +798,7 @@ class _Planner:
                 "run.html",
                 plan_run,
                 key("run", runs=(r,)),
-                locality=loaded[r.digest],
+                locality=loaded.get(r.digest, -1),
                 subject=r,
                 owner=r.digest,
             )
@@ -965,7 +971,8 @@ class _Planner:
     def source_blocks(self) -> tuple[SourceBlock, ...]:
         """One block per upstream credited: its runs, and what its import reports say."""
         by_attribution: dict[Attribution, int] = defaultdict(int)
-        for source, count in Counter(run.source for run in self.runs.values()).items():
+        sources = Counter(map(operator.attrgetter("source"), self.runs.values()))
+        for source, count in sources.items():
             if source:
                 by_attribution[attribution_for(source, self.reports)] += count
         # Sources differing only by backend tag share one upstream and one credit line.
@@ -2007,8 +2014,8 @@ class _Planner:
     def run_counts(self) -> Counter[str]:
         """How many runs reference each resource (`catalog.users` counted, by their facts)."""
         counts: Counter[str] = Counter()
-        for run in self.runs.values():
-            counts.update((run.implementation, run.workload, run.protocol, run.environment))
+        for field_name in ("implementation", "workload", "protocol", "environment"):
+            counts.update(map(operator.attrgetter(field_name), self.runs.values()))
         return counts
 
     def list_row(self, entry: LoadedResource) -> tuple[Link, ...]:
