@@ -26,6 +26,7 @@ from sitegen.incremental import (
     fingerprint,
     forget_state,
     read_state,
+    spares_dir,
     write_state,
 )
 from sitegen.kernels import Analysis, RunFacts, analyse, reanalyse
@@ -241,7 +242,7 @@ def _write_incremental(
     if persist:
         forget_state(out_dir)  # a build killed from here on leaves no cache: the next is full
     if usable:
-        with patched(out_dir, content_dir) as patch:
+        with patched(out_dir, content_dir, spares_dir(out_dir)) as patch:
             output.sink(patch.write)
             render_into(site, inputs.urls, output, progress, environment, lines=lines)
             output.finish()
@@ -308,7 +309,7 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
     gone = [path for path in previous.owners if path not in kept and path not in planned]
     state = previous.state
     output = IncrementalOutput(state.outputs, previous.site_key)
-    with patched(previous.out_dir, previous.content_dir) as patch:
+    with patched(previous.out_dir, previous.content_dir, spares_dir(previous.out_dir)) as patch:
         output.sink(patch.write)
         render_into(site, urls, output, environment=previous.environment, lines=previous.lines)
         output.finish()

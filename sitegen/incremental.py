@@ -73,6 +73,11 @@ def cache_dir(out_dir: Path) -> Path:
     return target.parent / f".{target.name}{CACHE_INFIX}"
 
 
+def spares_dir(out_dir: Path) -> Path:
+    """Where patches keep the big files they replaced, to overwrite next time (write.py)."""
+    return cache_dir(out_dir) / "spares"
+
+
 def read_state(out_dir: Path) -> State | None:
     """The last build's state, or None (no cache, another format, unreadable, no output)."""
     path = cache_dir(out_dir) / STATE

@@ -9,7 +9,14 @@ import pytest
 
 from sitegen.build import build_site
 from sitegen.cli import main
-from sitegen.write import MARKER, OutputError, check_output_dir, write_site
+from sitegen.write import (
+    MARKER,
+    SPARE_MIN_BYTES,
+    OutputError,
+    check_output_dir,
+    patched,
+    write_site,
+)
 from tests.conftest import FIXTURES, REPOSITORY
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -135,3 +142,31 @@ def test_paths_escaping_the_output_refused(tmp_path: Path) -> None:
         with pytest.raises(OutputError):
             write_site({bad: b"x"}, tmp_path / "public")
     assert not (tmp_path / "evil.html").exists()
+
+
+def test_patch_stages_big_files_in_the_spare_they_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    big = b"x" * SPARE_MIN_BYTES
+    write_site({"big.json": big, "small.html": b"s"}, out)
+    spares = tmp_path / "spares"
+    first = (out / "big.json").stat().st_ino
+    versions = [b"y" * (SPARE_MIN_BYTES + 10), b"z" * SPARE_MIN_BYTES]  # longer, then shorter
+    inodes = []
+    for number, data in enumerate(versions):
+        with patched(out, spares=spares) as patch:
+            patch.write("big.json", data)
+            patch.write("small.html", b"t%d" % number)
+        assert (out / "big.json").read_bytes() == data  # the spare's old bytes cut to length
+        assert (out / "small.html").read_bytes() == b"t%d" % number
+        inodes.append((out / "big.json").stat().st_ino)
+        assert [p.stat().st_ino for p in spares.iterdir()] != [inodes[-1]]
+    assert first not in inodes[:1] and inodes[1] == first  # the second write reused the first
+    assert len(list(spares.iterdir())) == 1  # the big file only
+    # A patch that fails leaves the output as it was, and no spare is left half-written in it.
+    with pytest.raises(RuntimeError), patched(out, spares=spares) as patch:
+        patch.write("big.json", b"w" * SPARE_MIN_BYTES)
+        raise RuntimeError("a template failed")
+    assert (out / "big.json").read_bytes() == versions[-1]
+    with patched(out, spares=spares) as patch:
+        patch.write("big.json", big)
+    assert (out / "big.json").read_bytes() == big
