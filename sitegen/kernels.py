@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.catalog import Catalog
+from sitegen.catalog import Catalog, merge_sorted
 from sitegen.load import LoadedResource
 
 PASS_ORDER = ("forward", "backward", "full")
@@ -332,10 +332,7 @@ def reanalyse(
         if (kernel.title, kernel.slug) != (old.title, old.slug):
             return None
         kernels[key] = kernel
-    facts = dict(analysis.runs)
-    for digest_value in removed:
-        del facts[digest_value]
-    facts = dict(sorted((facts | new).items()))  # nearly sorted already: one linear pass
+    facts = merge_sorted(analysis.runs, removed, new)
     # Newest first, each removed and added run placed by bisection.
     newest = list(analysis.newest)
     for digest_value in removed:

@@ -958,7 +958,7 @@ class _Planner:
         return Page("", "home.html", context, twin)
 
     def kernel_row(self, kernel: Kernel) -> KernelRow:
-        newest = max((r.observed_at for r in kernel.runs), default="")
+        newest = max(map(operator.attrgetter("observed_at"), kernel.runs), default="")
         return KernelRow(
             kernel=Link(kernel.title, self.urls.link(kernel.key)),
             implementations=len(kernel.implementations),

@@ -6,7 +6,10 @@ import copy
 import random
 from typing import Any
 
-from sitegen.catalog import resolve
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitegen.catalog import merge_sorted, resolve
 from sitegen.load import LoadedResource, validate_resource
 from sitegen.problems import Severity
 
@@ -69,3 +72,16 @@ def test_export_without_workloads_is_clean_unless_strict(example_bundle: dict[st
         "run.spec.implementationDigest",
         "run.spec.workloadDigest",
     ]
+
+
+@given(
+    st.dictionaries(st.text(max_size=3), st.integers()),
+    st.sets(st.text(max_size=3)),
+    st.dictionaries(st.text(max_size=3), st.integers()),
+)
+def test_merge_sorted_equals_sorting_again(
+    base: dict[str, int], removed: set[str], added: dict[str, int]
+) -> None:
+    base = dict(sorted(base.items()))
+    expected = {k: v for k, v in base.items() if k not in removed} | added
+    assert list(merge_sorted(base, removed, added).items()) == sorted(expected.items())

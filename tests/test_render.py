@@ -200,6 +200,9 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
     assert _export(tuple(resources), memo) == expected
     memo.turn()
     assert _export(tuple(resources), memo) == expected  # the kept lines, spliced again
+    memo.turn()
+    fewer = tuple(resources[1:])  # a shorter document, written over the longer one's buffer
+    assert _export(fewer, memo) == expected[expected.index(b"\n") + 1 :]
     assert json.loads(expected.splitlines()[3])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
 
 
@@ -221,4 +224,17 @@ def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
     tiny = replace(run, run=replace(run.run, value=1e-07))
     odd = replace(manifest, entries=(tiny, *manifest.entries[1:]))
     assert _manifest_json(odd, kept) == _json(manifest_document(odd))
-    assert b"1e-07" in _manifest_json(odd, kept)
+    assert b"1e-07" in bytes(_manifest_json(odd, kept))
+
+
+def test_sitemap_escapes_what_xml_needs() -> None:
+    from xml.etree import ElementTree
+
+    from sitegen.render import _sitemap
+
+    urls = ("https://example.org/a/", "https://example.org/?q=1&r='2'<>\"")
+    root = ElementTree.fromstring(_sitemap(urls))
+    assert [loc.text for loc in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")] == [
+        *urls
+    ]
+    assert b"&amp;r=&#39;2&#39;&lt;&gt;&#34;" in _sitemap(urls)
