@@ -335,7 +335,8 @@ def load_changed(
 
     None unless each is a `.json` resource file the walk would read, read without a problem,
     or such a file deleted: a folder, a symlink, an export, a note, site data (`_` folders) or
-    a problem takes the whole walk, which reports. Dot-files are not content: skipped.
+    a problem takes the whole walk, which reports. Dot-files, and files that came and went
+    (an editor's), are not content: skipped.
     """
     root = content_dir.resolve()
     label = root.name or "content"
@@ -349,18 +350,19 @@ def load_changed(
         if any(part.startswith(".") for part in relative.parts):
             continue
         shown = f"{label}/{relative.as_posix()}"
-        if any(part.startswith("_") for part in relative.parts) or relative.suffix != ".json":
-            return None
-        before = cache[shown][1] if shown in cache else []
         try:
             mode = os.lstat(path).st_mode
         except FileNotFoundError:
-            if not before and any(key.startswith(shown + "/") for key in cache):
-                return None  # a folder named like a file went away
-            found[shown] = ChangedFile(shown, before, [], None)
-            continue
+            if shown in cache:
+                found[shown] = ChangedFile(shown, cache[shown][1], [], None)
+            elif any(key.startswith(shown + "/") for key in cache):
+                return None  # a folder went away
+            continue  # an editor's temporary file, come and gone: never content
+        if any(part.startswith("_") for part in relative.parts) or relative.suffix != ".json":
+            return None
         if not stat.S_ISREG(mode):
             return None
+        before = cache[shown][1] if shown in cache else []
         key = _stat_key(path)
         after, problems = _load_chunk([(path, shown)])
         if problems:

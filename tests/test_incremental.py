@@ -216,6 +216,10 @@ def test_held_rebuild_of_run_files_equals_cold(tmp_path: Path, parallel: bool) -
     step("retitled", [added])
     (content / ".added.json.swp").write_text("editor state")
     assert step("dot-file", [content / ".added.json.swp"]) == {}
+    assert step("come and gone", [content / "runs" / "added.json~"]) == {}
+    (content / "runs" / "notes.txt").write_text("not content")  # the full build reports it
+    assert held is not None and rebuild_runs(held, [content / "runs" / "notes.txt"]) is None
+    (content / "runs" / "notes.txt").unlink()
     # Not runs alone: a full incremental build from the held state.
     environment = sorted((content / "environments").glob("*.json"))[0]
     edit(environment, lambda d: d["metadata"].update(title="Renamed host"))
