@@ -846,7 +846,9 @@ class _Planner:
         kept: tuple[str, ...] = ()
         if replan is not None and owners is not None:
             kept = tuple(p for p, owner in replan.previous.items() if owner and owner not in owners)
-        sitemap = tuple(sorted(self.urls.absolute(p) for p in [*(p.path for p in pages), *kept]))
+        # Sorted as paths, then made absolute: one prefix, so the same order.
+        paths = sorted([*(page.path for page in pages), *kept])
+        sitemap = tuple(map(self.urls.base.__add__, paths))
         export = tuple(self.catalog.by_digest.items())
         return Site(
             pages=tuple(pages),

@@ -491,8 +491,8 @@ def _sitemap(urls: tuple[str, ...]) -> bytes:
     joined = "\n".join(urls)
     if any(character in joined for character in "&<>\"'"):
         urls = tuple(str(escape(url)) for url in urls)  # never ours, but a base URL may be
-    lines = "".join([f"  <url><loc>{url}</loc></url>\n" for url in urls])
-    return (SITEMAP_HEAD + lines + "</urlset>\n").encode()
+    lines = "".join(("  <url><loc>", "</loc></url>\n  <url><loc>".join(urls), "</loc></url>\n"))
+    return (SITEMAP_HEAD + (lines if urls else "") + "</urlset>\n").encode()
 
 
 def _html(template: Any, page: Page, chrome: SiteChrome) -> bytes:
