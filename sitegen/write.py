@@ -14,7 +14,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -142,8 +142,7 @@ class Patch:
     def _spare(self, path: Path) -> Path | None:
         if self.spares is None:
             return None
-        name = path.relative_to(self.staging.root).as_posix()
-        return self.spares / hashlib.sha256(name.encode()).hexdigest()[:24]
+        return self.spares / _spare_name(path.relative_to(self.staging.root).as_posix())
 
     def _write_file(self, path: Path, data: bytes) -> None:
         spare = self._spare(path) if len(data) >= SPARE_MIN_BYTES else None
@@ -209,6 +208,25 @@ class Patch:
             with contextlib.suppress(FileNotFoundError):
                 spare.unlink()
             os.link(destination, spare)
+
+
+def _spare_name(path: str) -> str:
+    return hashlib.sha256(path.encode()).hexdigest()[:24]
+
+
+def seed_spares(target: Path, spares: Path, paths: Iterable[str]) -> None:
+    """Copies of the big files among `paths` of a whole output just written, as the spares
+    the first patch after it stages them in (`Patch`): copied now, in a full build, what the
+    first rebuild would otherwise pay in new pages (~0.5 s for 240 MB here)."""
+    spares.mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        _check_relative(path)
+        try:
+            found = os.lstat(target / path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(found.st_mode) and found.st_size >= SPARE_MIN_BYTES:
+            shutil.copyfile(target / path, spares / _spare_name(path))
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from sitegen.write import (
     OutputError,
     check_output_dir,
     patched,
+    seed_spares,
     write_site,
 )
 from tests.conftest import FIXTURES, REPOSITORY
@@ -170,3 +171,21 @@ def test_patch_stages_big_files_in_the_spare_they_replaced(tmp_path: Path) -> No
     with patched(out, spares=spares) as patch:
         patch.write("big.json", big)
     assert (out / "big.json").read_bytes() == big
+
+
+def test_seeded_spares_serve_the_first_patch(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    big = b"x" * SPARE_MIN_BYTES
+    write_site({"export/big.jsonl": big, "small.html": b"s"}, out)
+    spares = tmp_path / "spares"
+    seed_spares(out, spares, ["export/big.jsonl", "small.html", "gone.json"])
+    (seeded,) = spares.iterdir()  # the big file only; a missing one is skipped
+    assert (
+        seeded.read_bytes() == big
+        and seeded.stat().st_ino != (out / "export/big.jsonl").stat().st_ino
+    )
+    inode = seeded.stat().st_ino
+    with patched(out, spares=spares) as patch:
+        patch.write("export/big.jsonl", b"y" * 10 + big)
+    assert (out / "export/big.jsonl").read_bytes() == b"y" * 10 + big
+    assert (out / "export/big.jsonl").stat().st_ino == inode
