@@ -453,6 +453,11 @@ def main() -> None:
     parser.add_argument("--no-hugo", action="store_true")
     parser.add_argument("--no-real", action="store_true")
     parser.add_argument("--no-incremental", action="store_true")
+    parser.add_argument(
+        "--rebuilds-only",
+        action="store_true",
+        help="only the one-file rebuilds at the largest size (no full builds, no real catalog)",
+    )
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest")
     args = parser.parse_args()
@@ -470,7 +475,7 @@ def main() -> None:
     if not args.no_hugo:
         version = subprocess.run([hugo_binary(), "version"], capture_output=True, text=True)
         results["hugo_version"] = version.stdout.split()[1].split("-")[0] if version.stdout else "?"
-    for n in sizes:
+    for n in [] if args.rebuilds_only else sizes:
         print(f"{n:,} runs", flush=True)
         results["sizes"][_label(n)] = {"runs": n, **bench_size(n, args.repeat, not args.no_hugo)}
     if args.with_1m:
@@ -478,7 +483,7 @@ def main() -> None:
             results["repeat"] = 1  # the 1M build alone: one build, no Hugo
         print("1,000,000 runs (sitegen only)", flush=True)
         results["sizes"]["1M"] = {"runs": 1_000_000, **bench_size(1_000_000, 1, False)}
-    if not args.no_real:
+    if not args.no_real and not args.rebuilds_only:
         print("real catalog", flush=True)
         results["real"] = bench_real(args.repeat)
     if not args.no_incremental and sizes:
