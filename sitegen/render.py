@@ -13,7 +13,7 @@ import json
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -525,7 +525,7 @@ class LineMemo:
         self,
         name: str,
         head: bytes,
-        items: list[tuple[object, Any]],
+        items: Iterable[tuple[object, Any]],
         write: Callable[[Any], bytes],
         tail: bytes,
     ) -> bytearray | memoryview:
@@ -540,7 +540,8 @@ class LineMemo:
                 joined += write(argument)
             joined += tail
             return joined
-        objects = [item for item, _ in items]
+        listed = list(items)
+        objects = [item for item, _ in listed]
         identities = array.array("q", map(id, objects))
         kept = self._kept.get(name)
         if kept is None or kept.head != head:
@@ -557,7 +558,7 @@ class LineMemo:
             for number, item in enumerate(kept.objects[same_start:old_stop], start=same_start)
         }
         lines = []
-        for item, argument in items[same_start:new_stop]:
+        for item, argument in listed[same_start:new_stop]:
             found = moved.get(id(item))
             if found is not None and found[0] is item:
                 lines.append(kept.buffer[found[1] : found[2]])
@@ -616,7 +617,7 @@ def _manifest_json(manifest: Manifest, lines: LineMemo) -> bytes:
         return head + b"[]}\n"
     # Each line starts with a comma (a kept line may be first one build and not the next);
     # the first comma becomes the list's bracket.
-    entries = [(e, e) for e in manifest.entries]
+    entries = ((e, e) for e in manifest.entries)
     document = lines.document("manifest", head, entries, _manifest_line, b"]}\n")
     document[len(head)] = ord("[")
     return document  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
@@ -632,7 +633,7 @@ def _export(resources: tuple[tuple[str, LoadedResource], ...], lines: LineMemo) 
     A document's orjson bytes are spliced in as they are where `compact_json` would keep
     orjson's bytes, so that no compact run is parsed and dumped again.
     """
-    items = [(e, (d, e)) for d, e in resources]
+    items = ((e, (d, e)) for d, e in resources)  # a generator: one-off builds keep nothing
     return lines.document("export", b"", items, _export_line, b"")  # type: ignore[return-value]
 
 
