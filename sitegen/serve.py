@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -32,19 +33,27 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@dataclass(frozen=True)
+class Outcome:
+    held: Held | None  # the last good build, to start the next one from
+    ok: bool  # False: this build failed and the previous site is still served
+
+
 def rebuild(
     content_dir: Path,
     out_dir: Path,
     base_url: str | None,
-    previous: Held | None = None,
+    last: Outcome | None = None,
     changed: Iterable[Path] = (),
-) -> Held | None:
-    """One build, from `previous` when there is one; prints its outcome. The state to start
-    the next build from: None when the content had errors and there was none before."""
+) -> Outcome:
+    """One build after the `last`, `changed` files since; prints its outcome. After a good
+    build it patches that build if only runs changed; otherwise, and always after a failed
+    build (the broken file need not be among the next change's), it walks the tree."""
+    previous = last.held if last is not None else None
     started = time.perf_counter()
     try:
         built: BuiltSite | None = None
-        if previous is not None:
+        if last is not None and last.ok and previous is not None:
             built = rebuild_runs(previous, changed)
         if built is None:
             built = build_site(
@@ -52,18 +61,18 @@ def rebuild(
             )
     except (OutputError, UrlError, RenderError) as error:
         print(f"sitegen serve: {error}", file=sys.stderr)
-        return previous
+        return Outcome(previous, False)
     if built.out_dir is None:
         checked = built.checked
         print(format_report(checked.problems, checked.resource_count, checked.file_count))
         print("build failed: still serving the previous site", file=sys.stderr)
-        return previous
+        return Outcome(previous, False)
     elapsed = time.perf_counter() - started
     print(
         f"built {built.page_count:,} pages ({built.run_count:,} runs) in {elapsed:.2f} s",
         flush=True,
     )
-    return built.held
+    return Outcome(built.held, True)
 
 
 def start_server(directory: Path, port: int) -> ThreadingHTTPServer:
@@ -79,14 +88,14 @@ def serve(content_dir: Path, port: int = 8000, base_url: str | None = None) -> i
     workspace = Path(tempfile.mkdtemp(prefix="sitegen-serve-"))
     out_dir = workspace / "site"
     try:
-        held = rebuild(content_dir, out_dir, base_url)
+        outcome = rebuild(content_dir, out_dir, base_url)
         out_dir.mkdir(exist_ok=True)  # serve something even if the first build failed
         server = start_server(out_dir, port)
         print(f"serving http://127.0.0.1:{server.server_port}/ (Ctrl-C to stop)")
         try:
             for changes in watch(content_dir, TEMPLATES_DIR):
                 changed = [Path(path) for _, path in changes]
-                held = rebuild(content_dir, out_dir, base_url, held, changed)
+                outcome = rebuild(content_dir, out_dir, base_url, outcome, changed)
         except KeyboardInterrupt:
             pass
         finally:

@@ -232,17 +232,34 @@ def test_serve_rebuilds_and_serves(tmp_path: Path) -> None:
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "site"
-    assert rebuild(content, out, None)
+    outcome = rebuild(content, out, None)
+    assert outcome.ok and outcome.held is not None
     server = start_server(out, 0)
     try:
         url = f"http://127.0.0.1:{server.server_port}/runs/f0cf6dd69e048a9b/"
         with urlopen(url) as response:
             assert "LayerNorm · liger · backward" in response.read().decode()
         # A broken edit: the rebuild fails and the previous site keeps being served.
-        (content / "runs" / "bad.json").write_text("{")
-        assert not rebuild(content, out, None)
+        bad = content / "runs" / "bad.json"
+        bad.write_text("{")
+        failed = rebuild(content, out, None, outcome, [bad])
+        assert not failed.ok and failed.held is outcome.held
         with urlopen(url) as response:
             assert response.status == 200
+        before = tree(out)
+        # Then a good run edited while bad.json is still there: still an error, even though
+        # the change names only the good file (the tree is walked after a failure).
+        run = sorted((content / "runs").glob("liger-layer-norm-*.json"))[0]
+        document = json.loads(run.read_text())
+        document["metadata"]["title"] += " (edited)"
+        run.write_text(json.dumps(document))
+        assert not rebuild(content, out, None, failed, [run]).ok
+        assert tree(out) == before
+        bad.unlink()
+        mended = rebuild(content, out, None, failed, [bad])
+        assert mended.ok and "(edited)" in (out / "index.json").read_text() + "".join(
+            p.read_text() for p in (out / "runs").glob("*/index.json")
+        )
     finally:
         server.shutdown()
         server.server_close()
