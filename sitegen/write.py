@@ -156,9 +156,7 @@ class Patch:
             return
         descriptor = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(descriptor, view) :]
+            _write_all(descriptor, data)
             os.ftruncate(descriptor, len(data))
         finally:
             os.close(descriptor)
@@ -198,13 +196,7 @@ class Patch:
     def _keep_spare(self, staged: Path, destination: Path) -> None:
         """Keep the big file about to be replaced as the spare for its next version."""
         spare = self._spare(staged)
-        if spare is None:
-            return
-        try:
-            found = os.lstat(destination)
-        except FileNotFoundError:
-            return
-        if stat.S_ISREG(found.st_mode) and found.st_size >= SPARE_MIN_BYTES:
+        if spare is not None and _is_big_file(destination):
             with contextlib.suppress(FileNotFoundError):
                 spare.unlink()
             os.link(destination, spare)
@@ -214,6 +206,15 @@ def _spare_name(path: str) -> str:
     return hashlib.sha256(path.encode()).hexdigest()[:24]
 
 
+def _is_big_file(path: Path) -> bool:
+    """A regular file of SPARE_MIN_BYTES or more (never a symlink's target)."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(found.st_mode) and found.st_size >= SPARE_MIN_BYTES
+
+
 def seed_spares(target: Path, spares: Path, paths: Iterable[str]) -> None:
     """Copies of the big files among `paths` of a whole output just written, as the spares
     the first patch after it stages them in (`Patch`): copied now, in a full build, what the
@@ -221,11 +222,7 @@ def seed_spares(target: Path, spares: Path, paths: Iterable[str]) -> None:
     spares.mkdir(parents=True, exist_ok=True)
     for path in paths:
         _check_relative(path)
-        try:
-            found = os.lstat(target / path)
-        except FileNotFoundError:
-            continue
-        if stat.S_ISREG(found.st_mode) and found.st_size >= SPARE_MIN_BYTES:
+        if _is_big_file(target / path):
             shutil.copyfile(target / path, spares / _spare_name(path))
 
 
@@ -267,11 +264,15 @@ def _write_file(path: Path, data: bytes) -> None:
     # os-level calls: three system calls and no buffered file object per page.
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
+        _write_all(descriptor, data)
     finally:
         os.close(descriptor)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
 def _check_relative(path: str) -> None:
