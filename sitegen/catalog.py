@@ -132,9 +132,8 @@ def replace_runs(
     is not a run or had copies, an added run repeats a digest, a reference does not resolve
     to its kind. The caller then resolves everything, which reports.
     """
-    by_digest = dict(catalog.by_digest)
     for digest_value in removed:
-        entry = by_digest.pop(digest_value, None)
+        entry = catalog.by_digest.get(digest_value)
         if entry is None or entry.kind != "BenchmarkRun" or digest_value in catalog.also_in:
             return None
         if catalog.used_by.get(digest_value):
@@ -145,13 +144,22 @@ def replace_runs(
             users = used_by.get(value, ())
             if digest_value in users:
                 used_by[value] = tuple(d for d in users if d != digest_value)
+    new: dict[str, LoadedResource] = {}
     for entry in added:
-        if entry.kind != "BenchmarkRun" or entry.digest in by_digest:
+        repeated = entry.digest in catalog.by_digest and entry.digest not in removed
+        if entry.kind != "BenchmarkRun" or repeated or entry.digest in new:
             return None
-        by_digest[entry.digest] = entry
+        new[entry.digest] = entry
+
+    def resolved(value: str) -> LoadedResource | None:
+        """What `value` names once the runs are replaced."""
+        if value in new:
+            return new[value]
+        return None if value in removed else catalog.by_digest.get(value)
+
     for entry in added:
         for _, target, value in references_of(entry):
-            found = by_digest.get(value)
+            found = resolved(value)
             if found is None and target in OPTIONAL_TARGETS:
                 continue  # silent for a run, as in `resolve` (a strict build resolves all)
             if found is None or found.kind != target:
@@ -171,7 +179,7 @@ def replace_runs(
     for entry in added:
         bisect.insort(runs, entry, key=_name_order)
     return Catalog(
-        by_digest=merge_sorted(catalog.by_digest, removed, {e.digest: e for e in added}),
+        by_digest=merge_sorted(catalog.by_digest, removed, new),
         also_in=catalog.also_in,
         used_by={d: users for d, users in sorted(used_by.items()) if users},
         _by_kind=catalog._by_kind | {"BenchmarkRun": tuple(runs)},
