@@ -13,7 +13,7 @@ import json
 import operator
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -458,7 +458,7 @@ class Site:
     kept: tuple[str, ...] = ()  # with a Replan: the pages not planned again, as they stand
 
 
-def page_of(runs: list[RunFacts], number: int) -> list[RunFacts]:
+def page_of(runs: Sequence[RunFacts], number: int) -> Sequence[RunFacts]:
     """The runs on page `number` (1-based) of a list continued every RUNS_PER_PAGE runs."""
     return runs[(number - 1) * RUNS_PER_PAGE : number * RUNS_PER_PAGE]
 
@@ -688,7 +688,7 @@ class _Planner:
         title: str,
         intro: str,
         section: str,
-        runs: list[RunFacts],
+        runs: Sequence[RunFacts],
         paths: list[str],
         number: int,
         columns: tuple[str, ...],
@@ -848,7 +848,7 @@ class _Planner:
             kept = tuple(p for p, owner in replan.previous.items() if owner and owner not in owners)
         # Sorted as paths, then made absolute: one prefix, so the same order.
         paths = sorted([*(page.path for page in pages), *kept])
-        sitemap = tuple(map(self.urls.base.__add__, paths))
+        sitemap = tuple(map(self.urls.absolute, paths))
         export = tuple(self.catalog.by_digest.items())
         return Site(
             pages=tuple(pages),
@@ -2059,7 +2059,7 @@ class _Planner:
         }
         return Page(path, "list.html", ListContext(meta, intro, columns, rows), twin)
 
-    def feed(self, runs: list[RunFacts]) -> Feed:
+    def feed(self, runs: Sequence[RunFacts]) -> Feed:
         entries = []
         for run in runs:
             value = run.values[0] if run.values else None

@@ -571,13 +571,13 @@ class LineMemo:
             kept.buffer = bytearray(kept.buffer)
             kept.buffer[start:old_end] = b"".join(lines)
         shift = sum(map(len, lines)) - (old_end - start)
-        offsets = [start]
+        line_starts = [start]
         for line in lines:
-            offsets.append(offsets[-1] + len(line))
+            line_starts.append(line_starts[-1] + len(line))
         after = kept.offsets[old_stop + 1 :]
         if shift:
             after = array.array("q", (offset + shift for offset in after))
-        kept.offsets = kept.offsets[: same_start + 1] + array.array("q", offsets[1:]) + after
+        kept.offsets = kept.offsets[: same_start + 1] + array.array("q", line_starts[1:]) + after
         kept.identities, kept.objects = identities, objects  # objects: ids stay theirs
         end = kept.offsets[-1]
         kept.buffer[end:] = tail

@@ -2,10 +2,10 @@
 
 Rebuilds are incremental (incremental.py), from the last build held in memory: when only run
 files changed, from that build's catalog, analysis and pages (build.py's `rebuild_runs`: about
-a second at 100,000 runs), otherwise by an incremental build that reads only changed content
-again and renders only changed pages. Each changed file is renamed into place whole. A rebuild
-whose content has errors, or whose templates fail, changes nothing: the previous site keeps
-being served.
+3 s at 100,000 runs, against ~25 s for an incremental build), otherwise by an incremental
+build that reads only changed content again and renders only changed pages. Each changed file
+is renamed into place whole. A rebuild whose content has errors, or whose templates fail,
+changes nothing: the previous site keeps being served.
 """
 
 from __future__ import annotations
