@@ -34,7 +34,7 @@ from sitegen.load import LoadCache, commit_changed, load_changed, load_content, 
 from sitegen.manifest import Manifest, plan_manifest
 from sitegen.pages import Inputs, LazyPage, Replan, Site, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
-from sitegen.render import LineMemo, make_environment, render_into
+from sitegen.render import KeptDocuments, make_environment, render_into
 from sitegen.sources import load_reports
 from sitegen.urls import json_twin, output_path, parse_base_url, plan_urls
 from sitegen.write import MARKER, check_output_dir, patched, seed_spares, staged
@@ -104,7 +104,7 @@ class Held:
     site_key: str
     owners: dict[str, str]  # every page's path → its owner (LazyPage.owner)
     warnings: list[str]
-    lines: LineMemo
+    documents: KeptDocuments
     # The templates as compiled for the last build: a rebuild after run files changed keeps
     # them (a template's change takes the full build, which compiles them again).
     environment: Environment
@@ -179,11 +179,11 @@ def build_site(
     )
     site = plan_site(inputs)
     if state is not None:
-        lines = previous.lines if previous else LineMemo(keep=keep)
+        documents = previous.documents if previous else KeptDocuments(keep=keep)
         site_key = _site_key(site, inputs)
         environment = make_environment() if keep else None  # else render_into makes one
         target = _write_incremental(
-            site, out_dir, content_dir, state, inputs, site_key, lines, environment, progress
+            site, out_dir, content_dir, state, inputs, site_key, documents, environment, progress
         )
         if not keep:
             write_state(out_dir, state)
@@ -199,7 +199,7 @@ def build_site(
                 site_key,
                 owners,
                 warnings,
-                lines,
+                documents,
                 environment,
             )
         pages = len(site.pages) + 1
@@ -231,7 +231,7 @@ def _write_incremental(
     state: State,
     inputs: Inputs,
     site_key: str,
-    lines: LineMemo,
+    documents: KeptDocuments,
     environment: Environment | None,
     progress: Callable[[int, int], None] | None,
 ) -> Path:
@@ -244,14 +244,14 @@ def _write_incremental(
     if usable:
         with patched(out_dir, content_dir, spares_dir(out_dir)) as patch:
             output.sink(patch.write)
-            render_into(site, inputs.urls, output, progress, environment, lines=lines)
+            render_into(site, inputs.urls, output, progress, environment, documents=documents)
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            render_into(site, inputs.urls, output, progress, environment, lines=lines)
+            render_into(site, inputs.urls, output, progress, environment, documents=documents)
             output.finish()
         # The files that are not pages (no key) include the big ones: spares for the next.
         extras = (path for path, (key, _) in output.outputs.items() if key is None)
@@ -320,7 +320,9 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
     output = IncrementalOutput(state.outputs, previous.site_key)
     with patched(previous.out_dir, previous.content_dir, spares_dir(previous.out_dir)) as patch:
         output.sink(patch.write)
-        render_into(site, urls, output, environment=previous.environment, lines=previous.lines)
+        render_into(
+            site, urls, output, environment=previous.environment, documents=previous.documents
+        )
         output.finish()
         outputs = dict(state.outputs)
         for path in gone:

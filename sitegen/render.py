@@ -223,7 +223,7 @@ def render_into(
     progress: Callable[[int, int], None] | None = None,
     environment: Environment | None = None,
     workers: int | None = None,
-    lines: LineMemo | None = None,
+    documents: KeptDocuments | None = None,
 ) -> int:
     """Render every output file and hand it to `write(path, bytes)`; returns the file count.
 
@@ -231,7 +231,7 @@ def render_into(
     PARALLEL_MIN_PAGES pages or more), each calling `write` itself, so no page is held in
     memory after it is written. Each file's bytes depend only on its page, never on which
     process rendered it. Every path is checked for clashes before anything is written.
-    `lines` keeps the manifest's and the export's lines for the next build in this process.
+    `documents` keeps the manifest and the export for the next build in this process.
     """
     out = write if isinstance(write, Output) else Output(write)
     environment = environment or make_environment()
@@ -240,8 +240,8 @@ def render_into(
     # The files that are not pages go first, one at a time, so that the big ones (the export,
     # the manifest) are gone from memory before the pages are rendered and workers forked.
     paths: set[str] = set()
-    lines = lines or LineMemo(keep=False)
-    for path, data in _extras(site, urls, chrome, environment, assets, lines):
+    documents = documents or KeptDocuments(keep=False)
+    for path, data in _extras(site, urls, chrome, environment, assets, documents):
         if path in paths:
             raise RenderError(f"two outputs would be written to {path}")
         paths.add(path)
@@ -461,7 +461,7 @@ def _extras(
     chrome: SiteChrome,
     environment: Environment,
     assets: dict[str, Asset],
-    lines: LineMemo,
+    documents: KeptDocuments,
 ) -> Iterator[tuple[str, bytes]]:
     """Every output that is not a page (assets, feed, sitemap, manifest, export …), one by one."""
     for asset in assets.values():
@@ -477,8 +477,8 @@ def _extras(
         yield "_headers", b"/*\n  X-Robots-Tag: noindex\n"
     yield "robots.txt", robots.encode()
     if site.manifest is not None:
-        yield "manifest.json", _manifest_json(site.manifest, lines)
-    yield "export/resources.jsonl", _export(site.export, lines)
+        yield "manifest.json", _manifest_json(site.manifest, documents)
+    yield "export/resources.jsonl", _export(site.export, documents)
     schemas = schema_documents()
     for kind, schema in schemas.items():
         yield f"schemas/{kind}.json", _json(schema)
@@ -503,7 +503,7 @@ def _json(value: Any) -> bytes:
     return compact_json(value, newline=True)
 
 
-class LineMemo:
+class KeptDocuments:
     """The manifest and the export as the last build wrote them, kept by a long-lived process
     (`sitegen serve`) so that a rebuild after one run changed writes one line of each, not
     100,000 (~240 MB at 100k runs).
@@ -606,7 +606,7 @@ def _common_length(first: array.array[int], second: array.array[int]) -> int:
     return low
 
 
-def _manifest_json(manifest: Manifest, lines: LineMemo) -> bytes:
+def _manifest_json(manifest: Manifest, documents: KeptDocuments) -> bytes:
     """`_json(manifest_document(manifest))`, byte for byte, written entry by entry: the whole
     document as dicts and then as bytes would hold a million runs twice over (~2 GB)."""
     head = compact_json(manifest_document(replace(manifest, entries=())))
@@ -618,7 +618,7 @@ def _manifest_json(manifest: Manifest, lines: LineMemo) -> bytes:
     # Each line starts with a comma (a kept line may be first one build and not the next);
     # the first comma becomes the list's bracket.
     entries = ((e, e) for e in manifest.entries)
-    document = lines.document("manifest", head, entries, _manifest_line, b"]}\n")
+    document = documents.document("manifest", head, entries, _manifest_line, b"]}\n")
     document[len(head)] = ord("[")
     return document  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
 
@@ -627,14 +627,14 @@ def _manifest_line(entry: Entry) -> bytes:
     return b"," + compact_json(entry_document(entry))
 
 
-def _export(resources: tuple[tuple[str, LoadedResource], ...], lines: LineMemo) -> bytes:
+def _export(resources: tuple[tuple[str, LoadedResource], ...], documents: KeptDocuments) -> bytes:
     """JSON Lines of {"digest", "resource"}, as `compact_json` writes each line, byte for byte.
 
     A document's orjson bytes are spliced in as they are where `compact_json` would keep
     orjson's bytes, so that no compact run is parsed and dumped again.
     """
     items = ((e, (d, e)) for d, e in resources)  # a generator: one-off builds keep nothing
-    return lines.document("export", b"", items, _export_line, b"")  # type: ignore[return-value]
+    return documents.document("export", b"", items, _export_line, b"")  # type: ignore[return-value]
 
 
 def _export_line(resource: tuple[str, LoadedResource]) -> bytes:

@@ -169,7 +169,7 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
     import orjson
 
     from sitegen.load import DocumentStore, LoadedResource
-    from sitegen.render import LineMemo, _export, compact_json
+    from sitegen.render import KeptDocuments, _export, compact_json
 
     documents = [
         {"kind": "BenchmarkRun", "metadata": {"name": "a", "title": "A · ü"}, "spec": {"v": 0.5}},
@@ -195,8 +195,8 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
         compact_json({"digest": d, "resource": e.document}, allow_nan=True) + b"\n"
         for d, e in resources
     )
-    assert _export(tuple(resources), LineMemo(keep=False)) == expected
-    memo = LineMemo()
+    assert _export(tuple(resources), KeptDocuments(keep=False)) == expected
+    memo = KeptDocuments()
     assert _export(tuple(resources), memo) == expected
     assert _export(tuple(resources), memo) == expected  # the kept lines, spliced again
     fewer = tuple(resources[1:])  # a shorter document, written over the longer one's buffer
@@ -209,12 +209,12 @@ def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
 
     from sitegen.build import manifest_of_content
     from sitegen.manifest import manifest_document
-    from sitegen.render import LineMemo, _json, _manifest_json
+    from sitegen.render import KeptDocuments, _json, _manifest_json
 
     manifest = manifest_of_content(SITE_CONTENT).manifest
     assert manifest is not None and len(manifest.entries) > 2
-    kept = LineMemo()
-    for lines in (LineMemo(keep=False), kept, kept):  # the last splices the lines it kept
+    kept = KeptDocuments()
+    for lines in (KeptDocuments(keep=False), kept, kept):  # the last splices the lines it kept
         assert _manifest_json(manifest, lines) == _json(manifest_document(manifest))
     # An entry whose numbers orjson and json spell differently takes json's path alone.
     run = next(e for e in manifest.entries if e.run is not None)
@@ -242,7 +242,7 @@ def test_kept_documents_equal_documents_written_whole() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from sitegen.render import LineMemo
+    from sitegen.render import KeptDocuments
 
     class Item:
         def __init__(self, text: str) -> None:
@@ -260,7 +260,7 @@ def test_kept_documents_equal_documents_written_whole() -> None:
     @given(st.lists(st.text(), max_size=40), st.lists(edits, max_size=4), st.binary(max_size=3))
     def check(texts: list[str], rounds: list[list[tuple[str, int, str]]], head: bytes) -> None:
         items = [Item(t) for t in texts]
-        kept = LineMemo()
+        kept = KeptDocuments()
         for edit_round in [[], *rounds]:
             for action, place, text in edit_round:
                 place = min(place, len(items))
@@ -274,6 +274,6 @@ def test_kept_documents_equal_documents_written_whole() -> None:
             expected = head + b"".join(write(i) for i in items) + b"]"
             pairs = [(i, i) for i in items]
             assert kept.document("d", head, pairs, write, b"]") == expected
-            assert LineMemo(keep=False).document("d", head, pairs, write, b"]") == expected
+            assert KeptDocuments(keep=False).document("d", head, pairs, write, b"]") == expected
 
     check()
