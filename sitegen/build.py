@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
@@ -32,7 +32,7 @@ from sitegen.incremental import (
 from sitegen.kernels import Analysis, RunFacts, analyse, reanalyse
 from sitegen.load import LoadCache, commit_changed, load_changed, load_content, unpack
 from sitegen.manifest import Manifest, plan_manifest
-from sitegen.pages import Inputs, LazyPage, Replan, Site, plan_site
+from sitegen.pages import ChartCache, Inputs, LazyPage, Replan, Site, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
 from sitegen.render import KeptDocuments, make_environment, render_into
 from sitegen.sources import load_reports
@@ -108,6 +108,8 @@ class Held:
     # The templates as compiled for the last build: a rebuild after run files changed keeps
     # them (a template's change takes the full build, which compiles them again).
     environment: Environment
+    # Kernel-page charts as planned and rendered since that build (only runs changed since).
+    charts: ChartCache = field(default_factory=ChartCache)
 
 
 @dataclass(frozen=True)
@@ -311,6 +313,7 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
         urls=urls,
         manifest=manifest,
         replan=Replan(frozenset(owners), previous.owners),
+        charts=previous.charts,
     )
     site = plan_site(inputs)
     kept = set(site.kept)
@@ -320,8 +323,14 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
     output = IncrementalOutput(state.outputs, previous.site_key)
     with patched(previous.out_dir, previous.content_dir, spares_dir(previous.out_dir)) as patch:
         output.sink(patch.write)
+        # In this process: a patch is a few pages, and the charts it plans are kept here.
         render_into(
-            site, urls, output, environment=previous.environment, documents=previous.documents
+            site,
+            urls,
+            output,
+            environment=previous.environment,
+            workers=1,
+            documents=previous.documents,
         )
         output.finish()
         outputs = dict(state.outputs)

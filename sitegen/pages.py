@@ -190,6 +190,16 @@ class ShapeTable:
     rows: tuple[RankRow, ...]
 
 
+class KeptMarkup:
+    """A fragment's HTML once rendered, kept with it when `keep` (render.py's `figure`)."""
+
+    __slots__ = ("keep", "markup")
+
+    def __init__(self, keep: bool = False) -> None:
+        self.keep = keep
+        self.markup: str | None = None
+
+
 @dataclass(frozen=True)
 class ChartBlock:
     element_id: str
@@ -202,6 +212,8 @@ class ChartBlock:
     spec: dict[str, Any]
     fallback: str
     shapes: tuple[ShapeTable, ...]
+    data: dict[str, Any]  # the chart in the page's JSON twin
+    rendered: KeptMarkup = field(default_factory=KeptMarkup, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -508,6 +520,21 @@ class Inputs:
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
     replan: Replan | None = None  # plan only some owners' pages; None: every page
+    charts: ChartCache | None = None  # kernel-page charts from the last build (only runs changed)
+
+
+class ChartCache:
+    """Kernel-page charts as the last build planned and rendered them, per kernel, under what
+    each one shows (its runs, ranks, links and colours): kept by a long-lived process (`sitegen
+    serve`) so that a rebuild after one run changed plans and renders that run's chart again,
+    not the kernel's other hundreds (at 100k runs a kernel page has ~7,000 ranking rows).
+
+    Valid only while nothing but runs changes (build.py's `rebuild_runs`): the titles of the
+    other resources a chart links to are not in its key. A full build starts a new one.
+    """
+
+    def __init__(self) -> None:
+        self.kernels: dict[str, dict[tuple[Any, ...], ChartBlock]] = {}
 
 
 @dataclass(frozen=True)
@@ -551,6 +578,7 @@ class _Planner:
         self.resource_run_lists: dict[str, list[RunFacts]] = {}
         self.keyed = inputs.keyed
         self.replan = inputs.replan
+        self.charts = inputs.charts
         self.projects = self._project_links()
 
     # shared pieces -------------------------------------------------------------------------
@@ -1036,7 +1064,12 @@ class _Planner:
     def kernel(self, kernel: Kernel) -> Page:
         path = self.urls.path_of(kernel.key) or ""
         colours = colours_for([i.digest for i in kernel.implementations])
-        passes = tuple(self.pass_block(kernel, p, colours) for p in kernel.passes)
+        # The charts this kernel had (a ChartCache's), and those it has now, which replace them.
+        kept = self.charts.kernels.get(kernel.key, {}) if self.charts is not None else None
+        charts: dict[tuple[Any, ...], ChartBlock] = {}
+        passes = tuple(self.pass_block(kernel, p, colours, kept, charts) for p in kernel.passes)
+        if self.charts is not None:
+            self.charts.kernels[kernel.key] = charts
         operation = kernel.operation
         facts: list[Fact] = []
         operands: list[Operand] = []
@@ -1124,12 +1157,17 @@ class _Planner:
         return Page(path, "kernel.html", context, self.kernel_twin(kernel, passes))
 
     def pass_block(
-        self, kernel: Kernel, section: PassSection, colours: dict[str, str]
+        self,
+        kernel: Kernel,
+        section: PassSection,
+        colours: dict[str, str],
+        kept: Mapping[tuple[Any, ...], ChartBlock] | None = None,
+        used: dict[tuple[Any, ...], ChartBlock] | None = None,
     ) -> PassBlock:
         gpus = []
         for gpu in section.gpus:
             label = self.gpu_label(gpu.environment)
-            charts = tuple(self.chart_block(kernel, s, colours) for s in gpu.series)
+            charts = tuple(self.kept_chart(s, colours, kept, used) for s in gpu.series)
             gpus.append(
                 GpuBlock(
                     anchor=anchor(section.name, label, short(gpu.environment, 8)),
@@ -1147,7 +1185,60 @@ class _Planner:
             ),
         )
 
-    def chart_block(self, kernel: Kernel, series: Series, colours: dict[str, str]) -> ChartBlock:
+    def kept_chart(
+        self,
+        series: Series,
+        colours: dict[str, str],
+        kept: Mapping[tuple[Any, ...], ChartBlock] | None,
+        used: dict[tuple[Any, ...], ChartBlock] | None,
+    ) -> ChartBlock:
+        """The chart of `series`: `kept`'s if it shows the same, else planned (and noted in
+        `used`, rendered HTML kept with it, when there is a cache: `kept` is not None)."""
+        if kept is None or used is None:
+            return self.chart_block(series, colours)
+        key = self.chart_key(series, colours)
+        chart = kept.get(key)
+        if chart is None:
+            chart = self.chart_block(series, colours, KeptMarkup(keep=True))
+        used[key] = chart
+        return chart
+
+    def chart_key(self, series: Series, colours: dict[str, str]) -> tuple[Any, ...]:
+        """Everything a chart shows that a run can change: its implementations (labels come
+        from runs) and colours, and per shape each cell's run (its digest names its content
+        and its page), rank and count of earlier runs. A run's value and ratios follow from
+        the digests of its shape's cells."""
+        return (
+            series.element_id,
+            series.protocol,
+            series.metric,
+            series.unit,
+            series.swept,
+            series.fixed,
+            tuple(
+                (i.digest, i.label, i.baseline, colours[i.digest]) for i in series.implementations
+            ),
+            tuple(
+                (
+                    row.workload,
+                    row.x,
+                    tuple(
+                        (
+                            cell.implementation.digest,
+                            cell.run.digest if cell.run is not None else None,
+                            cell.rank,
+                            cell.earlier,
+                        )
+                        for cell in row.cells
+                    ),
+                )
+                for row in series.rows
+            ),
+        )
+
+    def chart_block(
+        self, series: Series, colours: dict[str, str], rendered: KeptMarkup | None = None
+    ) -> ChartBlock:
         numbers = Numbers(series.metric, series.unit)
         spread = _spread_names(series)
         protocol = self.link(series.protocol)
@@ -1196,6 +1287,8 @@ class _Planner:
             spec=spec,
             fallback=fallback,
             shapes=tuple(shapes),
+            data=self.chart_twin(series, spec),
+            rendered=rendered or KeptMarkup(),
         )
 
     def rank_row(self, cell: Cell, numbers: Numbers) -> RankRow:
@@ -1249,7 +1342,7 @@ class _Planner:
             note=earlier,
         )
 
-    def kernel_twin(self, kernel: Kernel, passes: tuple[PassBlock, ...]) -> dict[str, Any]:
+    def chart_twin(self, series: Series, spec: dict[str, Any]) -> dict[str, Any]:
         def cell_json(cell: Cell) -> dict[str, Any]:
             item: dict[str, Any] = {
                 "implementation": cell.implementation.digest,
@@ -1274,31 +1367,26 @@ class _Planner:
                 }
             return item
 
+        return {
+            "id": series.element_id,
+            "protocol": series.protocol,
+            "metric": series.metric,
+            "unit": series.unit,
+            "sweptAxis": series.swept,
+            "fixed": series.fixed.label(),
+            "shapes": [
+                {"workload": r.workload, "x": r.x, "ranking": [cell_json(c) for c in r.cells]}
+                for r in series.rows
+            ],
+            "chart": spec,
+        }
+
+    def kernel_twin(self, kernel: Kernel, passes: tuple[PassBlock, ...]) -> dict[str, Any]:
         sections = []
         for section, block in zip(kernel.passes, passes, strict=True):
             gpus = []
             for gpu, gpu_block in zip(section.gpus, block.gpus, strict=True):
-                charts = []
-                for series, chart in zip(gpu.series, gpu_block.charts, strict=True):
-                    charts.append(
-                        {
-                            "id": series.element_id,
-                            "protocol": series.protocol,
-                            "metric": series.metric,
-                            "unit": series.unit,
-                            "sweptAxis": series.swept,
-                            "fixed": series.fixed.label(),
-                            "shapes": [
-                                {
-                                    "workload": r.workload,
-                                    "x": r.x,
-                                    "ranking": [cell_json(c) for c in r.cells],
-                                }
-                                for r in series.rows
-                            ],
-                            "chart": chart.spec,
-                        }
-                    )
+                charts = [chart.data for chart in gpu_block.charts]
                 gpus.append(
                     {"environment": gpu.environment, "label": gpu_block.gpu.text, "charts": charts}
                 )

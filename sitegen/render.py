@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 
 from sitegen.load import LoadedResource
 from sitegen.manifest import Entry, Manifest, entry_document, manifest_document
-from sitegen.pages import LazyPage, Link, Page, Site, schema_documents
+from sitegen.pages import ChartBlock, LazyPage, Link, Page, Site, schema_documents
 from sitegen.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -157,6 +157,19 @@ def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
         return cached(items) if isinstance(items, tuple) else macro(items)  # type: ignore[no-any-return]
 
     environment.globals["facts"] = facts
+    chart_figure = environment.get_template("_macros.html").module.chart_figure  # type: ignore[attr-defined]
+
+    def figure(chart: ChartBlock) -> str:
+        # A chart kept by a ChartCache (pages.py) keeps its HTML for the next rebuild too.
+        kept = chart.rendered
+        if kept.markup is not None:
+            return kept.markup
+        markup: str = chart_figure(chart)
+        if kept.keep:
+            kept.markup = markup
+        return markup
+
+    environment.globals["figure"] = figure
     return environment
 
 

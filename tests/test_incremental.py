@@ -14,6 +14,7 @@ import sitegen.load
 import sitegen.pages
 import sitegen.render
 from sitegen.build import build_site, rebuild_runs
+from sitegen.digest import digest
 from sitegen.incremental import cache_dir, read_state, write_state
 from tests.conftest import FIXTURES
 from tests.test_build_site import tree
@@ -200,6 +201,28 @@ def test_held_rebuild_of_run_files_equals_cold(tmp_path: Path, parallel: bool) -
     changed = step("modified", [timed])
     assert any(p.startswith("runs/") for p in changed)
     assert [p for p in inodes(out) if p.startswith("runs/") and p not in changed]
+    # A kernel's charts are kept: the next edit plans and renders only the edited run's again.
+    assert held is not None
+    analysis = held.inputs.analysis
+    kernels = {
+        k.key for k in analysis.kernels if sum(len(g.series) for p in k.passes for g in p.gpus) > 1
+    }
+    charted = next(
+        path
+        for path in runs
+        if "timing" in (document := json.loads(path.read_text()))["spec"]
+        and analysis.runs[digest(document["kind"], document["spec"])].kernel_key in kernels
+    )
+    kernel = analysis.runs[digest(document["kind"], document["spec"])].kernel_key
+    edit(charted, median)
+    step("modified in a kernel of many charts", [charted])
+    charts = dict(held.charts.kernels[kernel])
+    assert len(charts) > 1 and all(c.rendered.markup for c in charts.values())
+    edit(charted, median)
+    step("modified again", [charted])
+    now = held.charts.kernels[kernel]
+    assert len(now) == len(charts)
+    assert sum(chart is not charts.get(key) for key, chart in now.items()) == 1
     added = content / "runs" / "more" / "added.json"
     added.parent.mkdir()
     shutil.copy(timed, added)
