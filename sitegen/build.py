@@ -316,9 +316,8 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
         charts=previous.charts,
     )
     site = plan_site(inputs)
-    kept = set(site.kept)
     planned = {p.path: p.owner if isinstance(p, LazyPage) else "" for p in site.pages}
-    gone = [path for path in previous.owners if path not in kept and path not in planned]
+    gone = sorted(previous.owners.keys() - site.kept - planned.keys())
     state = previous.state
     output = IncrementalOutput(state.outputs, previous.site_key)
     with patched(previous.out_dir, previous.content_dir, spares_dir(previous.out_dir)) as patch:

@@ -122,11 +122,19 @@ def replace_runs(
 ) -> Manifest:
     """`plan_manifest` after the runs `removed` went and `added` came, when nothing else
     changed (`catalog`, `analysis` and `urls` already hold them): the other entries are kept."""
-    entries = [e for e in manifest.entries if e.digest not in removed]
+    entries = list(manifest.entries)  # sorted by digest: each change found by bisection
+    for digest_value in removed:
+        place = bisect.bisect_left(entries, digest_value, key=_digest_of)
+        if place < len(entries) and entries[place].digest == digest_value:
+            del entries[place]
     entry_of = _Entries(catalog, analysis, urls)
     for entry in added:
-        bisect.insort(entries, entry_of(entry), key=lambda e: e.digest)
+        bisect.insort(entries, entry_of(entry), key=_digest_of)
     return replace(manifest, entries=tuple(entries))
+
+
+def _digest_of(entry: Entry) -> str:
+    return entry.digest
 
 
 class _Entries:

@@ -460,7 +460,7 @@ class Site:
     not_found: Page
     feed: Feed
     sitemap: tuple[str, ...]  # absolute page URLs, sorted
-    export: tuple[tuple[str, LoadedResource], ...]  # (digest, resource) for each, by digest
+    export: tuple[LoadedResource, ...]  # every resource, by digest
     run_count: int
     build_date: str | None
     attributions: tuple[Attribution, ...] = field(default=())
@@ -877,7 +877,7 @@ class _Planner:
         # Sorted as paths, then made absolute: one prefix, so the same order.
         paths = sorted([*(page.path for page in pages), *kept])
         sitemap = tuple(map(self.urls.absolute, paths))
-        export = tuple(self.catalog.by_digest.items())
+        export = tuple(self.catalog.by_digest.values())
         return Site(
             pages=tuple(pages),
             not_found=self.not_found(),

@@ -9,14 +9,15 @@ import functools
 import gc
 import hashlib
 import importlib.util
+import itertools
 import json
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import orjson
@@ -516,6 +517,9 @@ def _json(value: Any) -> bytes:
     return compact_json(value, newline=True)
 
 
+T = TypeVar("T")
+
+
 class KeptDocuments:
     """The manifest and the export as the last build wrote them, kept by a long-lived process
     (`sitegen serve`) so that a rebuild after one run changed writes one line of each, not
@@ -524,8 +528,8 @@ class KeptDocuments:
     A document is a head, one line per item, a tail. Its items (manifest entries, resources:
     immutable, and the same objects where unchanged) are kept with the document's bytes and
     each line's offset; the next build's items are compared by identity (as machine words,
-    by bisection on the longest equal prefix and suffix), and only the lines between are
-    written (a line that moved is copied), into the same buffer, whose memory is already
+    in C: bisection on slices, sets), and only the lines of items that came are written; the
+    runs of lines between are copied whole, into the same buffer, whose memory is already
     mapped (new memory costs a page fault per 4 KB: ~0.5 s for a 100k site here). Without
     `keep` nothing is kept.
     """
@@ -538,60 +542,51 @@ class KeptDocuments:
         self,
         name: str,
         head: bytes,
-        items: Iterable[tuple[object, Any]],
-        write: Callable[[Any], bytes],
+        items: Sequence[T],
+        write: Callable[[T], bytes],
         tail: bytes,
     ) -> bytearray | memoryview:
-        """`head`, `write(argument)` for each (object, argument) of `items`, `tail`.
+        """`head`, `write(item)` for each of `items`, `tail`.
 
         Kept: a view of a buffer the next call for `name` writes over (write it out first).
         """
         if not self.keep:
             # One growing buffer, not a list then its join: half the peak memory.
             joined = bytearray(head)
-            for _, argument in items:
-                joined += write(argument)
+            for item in items:
+                joined += write(item)
             joined += tail
             return joined
-        listed = list(items)
-        objects = [item for item, _ in listed]
-        identities = array.array("q", map(id, objects))
+        identities = array.array("q", map(id, items))
         kept = self._kept.get(name)
         if kept is None or kept.head != head:
-            kept = _KeptDocument(head, [], array.array("q"), array.array("q", [len(head)]))
+            kept = _KeptDocument(head, (), array.array("q"), array.array("q", [len(head)]))
             kept.buffer += head
-        same_start = _common_length(kept.identities, identities)
-        same_end = _common_length(kept.identities[same_start:][::-1], identities[same_start:][::-1])
-        old_stop = len(kept.identities) - same_end
+        old_ids = kept.identities
+        same_start = _common_length(old_ids, identities)
+        same_end = _common_length(old_ids[same_start:][::-1], identities[same_start:][::-1])
+        old_stop = len(old_ids) - same_end
         new_stop = len(identities) - same_end
-        # Between them, an item that moved (one run in, another out, far apart) keeps its line.
-        offsets = kept.offsets
-        moved = {
-            id(item): (item, offsets[number], offsets[number + 1])
-            for number, item in enumerate(kept.objects[same_start:old_stop], start=same_start)
-        }
-        lines = []
-        for item, argument in listed[same_start:new_stop]:
-            found = moved.get(id(item))
-            if found is not None and found[0] is item:
-                lines.append(kept.buffer[found[1] : found[2]])
-            else:
-                lines.append(write(argument))
         start, old_end = kept.offsets[same_start], kept.offsets[old_stop]
+        region = _spliced(kept, items, identities, same_start, old_stop, new_stop, write)
+        if region is None:  # items that stayed changed order: write the region's lines anew
+            lines = [write(item) for item in items[same_start:new_stop]]
+            region = bytearray(b"".join(lines))
+            line_ends = array.array("q", itertools.accumulate(map(len, lines), initial=start))
+            del line_ends[0]
+        else:
+            region, line_ends = region
         try:
-            kept.buffer[start:old_end] = b"".join(lines)  # one move of what follows, if any
+            kept.buffer[start:old_end] = region  # one move of what follows, if any
         except BufferError:  # a view of the last one is still held: leave it be
             kept.buffer = bytearray(kept.buffer)
-            kept.buffer[start:old_end] = b"".join(lines)
-        shift = sum(map(len, lines)) - (old_end - start)
-        line_starts = [start]
-        for line in lines:
-            line_starts.append(line_starts[-1] + len(line))
+            kept.buffer[start:old_end] = region
+        shift = len(region) - (old_end - start)
         after = kept.offsets[old_stop + 1 :]
         if shift:
             after = array.array("q", (offset + shift for offset in after))
-        kept.offsets = kept.offsets[: same_start + 1] + array.array("q", line_starts[1:]) + after
-        kept.identities, kept.objects = identities, objects  # objects: ids stay theirs
+        kept.offsets = kept.offsets[: same_start + 1] + line_ends + after
+        kept.identities, kept.items = identities, items  # items: their ids stay theirs
         end = kept.offsets[-1]
         kept.buffer[end:] = tail
         self._kept[name] = kept
@@ -601,10 +596,56 @@ class KeptDocuments:
 @dataclass
 class _KeptDocument:
     head: bytes
-    objects: list[object]
+    items: Sequence[object]
     identities: array.array[int]
     offsets: array.array[int]  # where each line starts, then where the lines end
     buffer: bytearray = field(default_factory=bytearray)
+
+
+def _spliced(
+    kept: _KeptDocument,
+    items: Sequence[T],
+    identities: array.array[int],
+    start: int,
+    old_stop: int,
+    new_stop: int,
+    write: Callable[[T], bytes],
+) -> tuple[bytearray, array.array[int]] | None:
+    """The lines of `items[start:new_stop]` (and where each ends), where they replace the
+    kept lines `start:old_stop`: the kept lines of items that stayed are copied in runs, the
+    items that came are written. None when the items that stayed are not in the same order
+    (or one is there twice)."""
+    old_ids, offsets = kept.identities, kept.offsets
+    stayed_old = old_ids[start:old_stop]
+    came_new = identities[start:new_stop]
+    old_set, new_set = set(stayed_old), set(came_new)
+    if len(old_set) != len(stayed_old) or len(new_set) != len(came_new):
+        return None
+    gone, came = old_set - new_set, new_set - old_set
+    region = bytearray()
+    line_ends = array.array("q")
+    base = offsets[start]
+    old, new = start, start
+    with memoryview(kept.buffer) as buffer:
+        while new < new_stop:
+            while old < old_stop and old_ids[old] in gone:
+                old += 1
+            if identities[new] in came:
+                region += write(items[new])
+                line_ends.append(base + len(region))
+                new += 1
+                continue
+            if old >= old_stop or old_ids[old] != identities[new]:
+                return None  # an item that stayed moved
+            # The longest run of kept lines from here: copied as one slice.
+            limit = min(old_stop - old, new_stop - new)
+            run = _common_length(old_ids[old : old + limit], identities[new : new + limit])
+            shift = base + len(region) - offsets[old]
+            region += buffer[offsets[old] : offsets[old + run]]
+            line_ends.extend(offset + shift for offset in offsets[old + 1 : old + run + 1])
+            old += run
+            new += run
+    return region, line_ends
 
 
 def _common_length(first: array.array[int], second: array.array[int]) -> int:
@@ -630,8 +671,7 @@ def _manifest_json(manifest: Manifest, documents: KeptDocuments) -> bytes:
         return head + b"[]}\n"
     # Each line starts with a comma (a kept line may be first one build and not the next);
     # the first comma becomes the list's bracket.
-    entries = ((e, e) for e in manifest.entries)
-    document = documents.document("manifest", head, entries, _manifest_line, b"]}\n")
+    document = documents.document("manifest", head, manifest.entries, _manifest_line, b"]}\n")
     document[len(head)] = ord("[")
     return document  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
 
@@ -640,22 +680,20 @@ def _manifest_line(entry: Entry) -> bytes:
     return b"," + compact_json(entry_document(entry))
 
 
-def _export(resources: tuple[tuple[str, LoadedResource], ...], documents: KeptDocuments) -> bytes:
+def _export(resources: Sequence[LoadedResource], documents: KeptDocuments) -> bytes:
     """JSON Lines of {"digest", "resource"}, as `compact_json` writes each line, byte for byte.
 
     A document's orjson bytes are spliced in as they are where `compact_json` would keep
     orjson's bytes, so that no compact run is parsed and dumped again.
     """
-    items = ((e, (d, e)) for d, e in resources)  # a generator: one-off builds keep nothing
-    return documents.document("export", b"", items, _export_line, b"")  # type: ignore[return-value]
+    return documents.document("export", b"", resources, _export_line, b"")  # type: ignore[return-value]
 
 
-def _export_line(resource: tuple[str, LoadedResource]) -> bytes:
-    digest_value, entry = resource
+def _export_line(entry: LoadedResource) -> bytes:
     raw = entry.raw
     if _orjson_is_json(raw):
-        return b'{"digest":' + orjson.dumps(digest_value) + b',"resource":' + raw + b"}\n"
-    line = {"digest": digest_value, "resource": entry.document}
+        return b'{"digest":' + orjson.dumps(entry.digest) + b',"resource":' + raw + b"}\n"
+    line = {"digest": entry.digest, "resource": entry.document}
     return compact_json(line, allow_nan=True, newline=True)
 
 

@@ -126,7 +126,9 @@ def run_path(digest_value: str) -> str:
 def replace_runs(urls: SiteUrls, removed: set[str], added: Iterable[str]) -> SiteUrls | None:
     """`urls` without the runs `removed`, with the runs `added` (digests); None when an added
     run's page would clash with another page (the caller plans every URL, which says so)."""
-    paths = {key: path for key, path in urls.paths.items() if key not in removed}
+    paths = dict(urls.paths)
+    for digest_value in removed:
+        paths.pop(digest_value, None)
     taken = set(paths.values())
     for digest_value in added:
         path = run_path(digest_value)

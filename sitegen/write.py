@@ -188,8 +188,11 @@ class Patch:
             except FileNotFoundError:
                 continue
             folder = (self.target / path).parent
-            while folder != self.target and not any(folder.iterdir()):
-                folder.rmdir()
+            while folder != self.target:
+                try:  # fails when not empty: `runs/` holds a folder per run, not worth listing
+                    folder.rmdir()
+                except OSError:
+                    break
                 folder = folder.parent
         return sorted(moved) + sorted(self.deleted)
 
