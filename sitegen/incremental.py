@@ -155,8 +155,10 @@ class IncrementalOutput(Output):
             return True
         return False
 
-    def write(self, path: str, data: bytes, key: str | None = None) -> None:
-        value = hashlib.sha256(data).hexdigest()
+    def write(
+        self, path: str, data: bytes, key: str | None = None, version: str | None = None
+    ) -> None:
+        value = version or hashlib.sha256(data).hexdigest()
         old = self.previous.get(path)
         if old is None or old[1] != value:
             self._write(path, data)

@@ -34,6 +34,8 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 ASSETS_DIR = TEMPLATES_DIR / "assets"
 NAV_SECTIONS = ("kernels", "gpus", "implementations", "projects", "protocols", "workloads", "runs")
 HASH_HEX = 12
+MANIFEST = "manifest.json"
+EXPORT = "export/resources.jsonl"
 # Characters that could end a <script> block or a JS string early, as JSON escapes.
 _SCRIPT_ESCAPES = {
     ord("<"): "\\u003c",
@@ -220,7 +222,10 @@ class Output:
     def skip(self, page: Page | LazyPage) -> bool:
         return False
 
-    def write(self, path: str, data: bytes, key: str | None = None) -> None:
+    def write(
+        self, path: str, data: bytes, key: str | None = None, version: str | None = None
+    ) -> None:
+        """`version`: a name unique to these bytes, if the caller has one (KeptDocuments)."""
         self._write(path, data)
 
     def records(self) -> list[Any]:
@@ -259,7 +264,7 @@ def render_into(
         if path in paths:
             raise RenderError(f"two outputs would be written to {path}")
         paths.add(path)
-        out.write(path, data)
+        out.write(path, data, version=documents.version(path))
         del data
     for page in site.pages:
         # Every page has a JSON twin but the 404 page, which is not in `pages`.
@@ -491,8 +496,8 @@ def _extras(
         yield "_headers", b"/*\n  X-Robots-Tag: noindex\n"
     yield "robots.txt", robots.encode()
     if site.manifest is not None:
-        yield "manifest.json", _manifest_json(site.manifest, documents)
-    yield "export/resources.jsonl", _export(site.export, documents)
+        yield MANIFEST, _manifest_json(site.manifest, documents)
+    yield EXPORT, _export(site.export, documents)
     schemas = schema_documents()
     for kind, schema in schemas.items():
         yield f"schemas/{kind}.json", _json(schema)
@@ -537,6 +542,14 @@ class KeptDocuments:
     def __init__(self, keep: bool = True) -> None:
         self.keep = keep
         self._kept: dict[str, _KeptDocument] = {}
+        self._versions = itertools.count()
+        self._instance = os.urandom(8).hex()
+
+    def version(self, name: str) -> str | None:
+        """A name for the bytes of the document last written as `name` (None if not kept),
+        unique to them: what an incremental output notes instead of hashing ~100 MB."""
+        kept = self._kept.get(name)
+        return f"kept:{self._instance}:{kept.version}" if kept is not None else None
 
     def document(
         self,
@@ -567,6 +580,8 @@ class KeptDocuments:
         same_end = _common_length(old_ids[same_start:][::-1], identities[same_start:][::-1])
         old_stop = len(old_ids) - same_end
         new_stop = len(identities) - same_end
+        if kept.version < 0 or old_stop > same_start or new_stop > same_start or tail != kept.tail:
+            kept.version = next(self._versions)
         start, old_end = kept.offsets[same_start], kept.offsets[old_stop]
         region = _spliced(kept, items, identities, same_start, old_stop, new_stop, write)
         if region is None:  # items that stayed changed order: write the region's lines anew
@@ -589,6 +604,7 @@ class KeptDocuments:
         kept.identities, kept.items = identities, items  # items: their ids stay theirs
         end = kept.offsets[-1]
         kept.buffer[end:] = tail
+        kept.tail = tail
         self._kept[name] = kept
         return memoryview(kept.buffer)[: end + len(tail)]
 
@@ -600,6 +616,8 @@ class _KeptDocument:
     identities: array.array[int]
     offsets: array.array[int]  # where each line starts, then where the lines end
     buffer: bytearray = field(default_factory=bytearray)
+    tail: bytes = b""
+    version: int = -1  # changes with the bytes (KeptDocuments.version)
 
 
 def _spliced(
@@ -671,7 +689,7 @@ def _manifest_json(manifest: Manifest, documents: KeptDocuments) -> bytes:
         return head + b"[]}\n"
     # Each line starts with a comma (a kept line may be first one build and not the next);
     # the first comma becomes the list's bracket.
-    document = documents.document("manifest", head, manifest.entries, _manifest_line, b"]}\n")
+    document = documents.document(MANIFEST, head, manifest.entries, _manifest_line, b"]}\n")
     document[len(head)] = ord("[")
     return document  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
 
@@ -686,7 +704,7 @@ def _export(resources: Sequence[LoadedResource], documents: KeptDocuments) -> by
     A document's orjson bytes are spliced in as they are where `compact_json` would keep
     orjson's bytes, so that no compact run is parsed and dumped again.
     """
-    return documents.document("export", b"", resources, _export_line, b"")  # type: ignore[return-value]
+    return documents.document(EXPORT, b"", resources, _export_line, b"")  # type: ignore[return-value]
 
 
 def _export_line(entry: LoadedResource) -> bytes:

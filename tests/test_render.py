@@ -259,6 +259,8 @@ def test_kept_documents_equal_documents_written_whole() -> None:
         max_size=6,
     )
 
+    named: dict[str, bytes] = {}  # every version seen → the bytes it named
+
     @settings(max_examples=150, deadline=None)
     @given(st.lists(st.text(), max_size=40), st.lists(edits, max_size=4), st.binary(max_size=3))
     def check(texts: list[str], rounds: list[list[tuple[str, int, str]]], head: bytes) -> None:
@@ -279,5 +281,8 @@ def test_kept_documents_equal_documents_written_whole() -> None:
             expected = head + b"".join(write(i) for i in items) + b"]"
             assert kept.document("d", head, list(items), write, b"]") == expected
             assert KeptDocuments(keep=False).document("d", head, items, write, b"]") == expected
+            # The version names these bytes: never other bytes, in this instance or another.
+            version = kept.version("d")
+            assert version is not None and named.setdefault(version, expected) == expected
 
     check()
