@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import gc
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from sitegen.incremental import (
 from sitegen.kernels import Analysis, RunFacts, analyse, reanalyse
 from sitegen.load import LoadCache, commit_changed, load_changed, load_content, unpack
 from sitegen.manifest import Manifest, plan_manifest
-from sitegen.pages import ChartCache, Inputs, LazyPage, Replan, Site, plan_site
+from sitegen.pages import ChartCache, Inputs, LazyPage, Page, Replan, Site, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
 from sitegen.render import KeptDocuments, make_environment, render_into
 from sitegen.sources import load_reports
@@ -102,7 +103,9 @@ class Held:
     checked: CheckedContent
     inputs: Inputs
     site_key: str
-    owners: dict[str, str]  # every page's path → its owner (LazyPage.owner)
+    pages_of: dict[str, list[str]]  # each owner (LazyPage.owner; "": site-wide) → its pages
+    page_count: int
+    sitemap: tuple[str, ...]
     warnings: list[str]
     documents: KeptDocuments
     # The templates as compiled for the last build: a rebuild after run files changed keeps
@@ -191,7 +194,6 @@ def build_site(
             write_state(out_dir, state)
         held = None
         if environment is not None:
-            owners = {p.path: p.owner if isinstance(p, LazyPage) else "" for p in site.pages}
             held = Held(
                 content_dir,
                 out_dir,
@@ -199,7 +201,9 @@ def build_site(
                 checked,
                 inputs,
                 site_key,
-                owners,
+                pages_by_owner(site.pages),
+                len(site.pages),
+                site.sitemap,
                 warnings,
                 documents,
                 environment,
@@ -282,7 +286,7 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
     if not files:  # an editor's swap file, say: nothing to do
         target = previous.out_dir.resolve()
         old = previous.checked
-        pages = len(previous.owners) + 1
+        pages = previous.page_count + 1
         count = len(previous.state.outputs)
         runs = len(inputs.analysis.runs)
         return BuiltSite(old, target, pages, runs, count, previous.warnings, previous)
@@ -312,13 +316,14 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
         analysis=analysis,
         urls=urls,
         manifest=manifest,
-        replan=Replan(frozenset(owners), previous.owners),
+        replan=Replan(
+            frozenset(owners), previous.pages_of, previous.sitemap, inputs.analysis.newest
+        ),
         charts=previous.charts,
     )
     site = plan_site(inputs)
-    planned = {p.path: p.owner if isinstance(p, LazyPage) else "" for p in site.pages}
-    gone = sorted(previous.owners.keys() - site.kept - planned.keys())
     state = previous.state
+    deleted = []
     output = IncrementalOutput(state.outputs, previous.site_key)
     with patched(previous.out_dir, previous.content_dir, spares_dir(previous.out_dir)) as patch:
         output.sink(patch.write)
@@ -332,18 +337,26 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
             documents=previous.documents,
         )
         output.finish()
-        outputs = dict(state.outputs)
-        for path in gone:
+        for path in site.gone:
             for file in (output_path(path), json_twin(path)):
-                if outputs.pop(file, None) is not None:
+                if file in state.outputs:
+                    deleted.append(file)
                     patch.delete(file)
-        outputs.update(output.outputs)
+    # Written: the held build becomes this one, in place (nothing else holds it).
     commit_changed(files, state.loads)
-    state.outputs = outputs
-    owners_now = dict(previous.owners)
-    for path in gone:
-        del owners_now[path]
-    owners_now.update(planned)
+    for file in deleted:
+        del state.outputs[file]
+    state.outputs.update(output.outputs)
+    pages_of = previous.pages_of
+    page_count = previous.page_count
+    planned = pages_by_owner(site.pages)
+    planned.setdefault("", []).extend(site.unchanged)
+    for owner in site.replanned or ():
+        page_count += len(planned.get(owner, ())) - len(pages_of.get(owner, ()))
+        if owner in planned:
+            pages_of[owner] = planned[owner]
+        else:
+            pages_of.pop(owner, None)
     old = previous.checked
     checked = CheckedContent(
         catalog,
@@ -351,17 +364,27 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
         old.resource_count - len(before) + len(after),
         old.file_count + sum(bool(f.after) - bool(f.before) for f in files),
     )
-    held = replace(previous, checked=checked, inputs=inputs, owners=owners_now)
+    held = replace(
+        previous, checked=checked, inputs=inputs, page_count=page_count, sitemap=site.sitemap
+    )
     target = previous.out_dir.resolve()
     return BuiltSite(
         checked,
         target,
-        len(owners_now) + 1,
+        page_count + 1,
         site.run_count,
-        len(outputs),
+        len(state.outputs),
         previous.warnings,
         held,
     )
+
+
+def pages_by_owner(pages: Iterable[Page | LazyPage]) -> dict[str, list[str]]:
+    """Each owner's pages' paths ("": the site-wide pages, which have none)."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for page in pages:
+        found[page.owner if isinstance(page, LazyPage) else ""].append(page.path)
+    return dict(found)
 
 
 def _facts(inputs: Inputs, analysis: Analysis, digests: set[str]) -> list[RunFacts]:

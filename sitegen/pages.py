@@ -7,6 +7,7 @@ the same pages in the same order.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import json
@@ -467,7 +468,12 @@ class Site:
     banner: tuple[Link, ...] = ()  # a preview's banner, every page; () in production
     indexable: bool = True  # False: noindex everywhere (meta, robots.txt, _headers)
     manifest: Manifest | None = None  # published as /manifest.json
-    kept: tuple[str, ...] = ()  # with a Replan: the pages not planned again, as they stand
+    gone: tuple[str, ...] = ()  # with a Replan: the last build's pages of its owners not planned
+    replanned: frozenset[str] | None = None  # with a Replan: the owners planned ("": site-wide)
+    unchanged: tuple[str, ...] = ()  # with a Replan: site-wide pages that stand as written
+
+
+_SOURCE = operator.attrgetter("source")
 
 
 def page_of(runs: Sequence[RunFacts], number: int) -> Sequence[RunFacts]:
@@ -541,10 +547,12 @@ class ChartCache:
 class Replan:
     """Plan only the site-wide pages and those of `owners`, and of the projects of the
     implementations among them (a rebuild after run files changed: build.py's
-    `rebuild_runs`); the other pages of `previous` stand as written (`Site.kept`)."""
+    `rebuild_runs`); the other pages of the last build stand as written."""
 
     owners: frozenset[str]
-    previous: Mapping[str, str]  # the last build's page paths → owners
+    pages_of: Mapping[str, Sequence[str]]  # the last build's owners → their pages' paths
+    sitemap: tuple[str, ...]  # the last build's
+    newest: tuple[RunFacts, ...]  # the last build's runs, newest first (the list of runs)
 
 
 def plan_site(inputs: Inputs) -> Site:
@@ -579,6 +587,7 @@ class _Planner:
         self.keyed = inputs.keyed
         self.replan = inputs.replan
         self.charts = inputs.charts
+        self.unchanged: list[str] = []  # site-wide pages a Replan leaves as they are
         self.projects = self._project_links()
 
     # shared pieces -------------------------------------------------------------------------
@@ -605,7 +614,7 @@ class _Planner:
         )
 
     def attributions(self, runs: Iterable[RunFacts]) -> tuple[Attribution, ...]:
-        sources = frozenset(r.source for r in runs)
+        sources = frozenset(map(_SOURCE, runs))
         cached = self.credits.get(sources)
         if cached is None:
             # Backend-tagged sources (`liger-kernel-bench-cutile`) share their upstream's line.
@@ -871,12 +880,15 @@ class _Planner:
             pages.append(self.changes_page())
         pages.sort(key=lambda p: p.path)
         runs = self.analysis.newest
-        kept: tuple[str, ...] = ()
+        gone: tuple[str, ...] = ()
         if replan is not None and owners is not None:
-            kept = tuple(p for p, owner in replan.previous.items() if owner and owner not in owners)
-        # Sorted as paths, then made absolute: one prefix, so the same order.
-        paths = sorted([*(page.path for page in pages), *kept])
-        sitemap = tuple(map(self.urls.absolute, paths))
+            planned_paths = {page.path for page in pages} | set(self.unchanged)
+            before = {path for o in (*owners, "") for path in replan.pages_of.get(o, ())}
+            gone = tuple(sorted(before - planned_paths))
+            sitemap = self.patched_sitemap(replan.sitemap, gone, planned_paths - before)
+        else:
+            # Sorted as paths, then made absolute: one prefix, so the same order.
+            sitemap = tuple(map(self.urls.absolute, sorted(page.path for page in pages)))
         export = tuple(self.catalog.by_digest.values())
         return Site(
             pages=tuple(pages),
@@ -890,8 +902,28 @@ class _Planner:
             banner=self.banner(),
             indexable=self.deployment.indexable,
             manifest=self.manifest,
-            kept=kept,
+            gone=gone,
+            replanned=None if owners is None else owners | {""},
+            unchanged=tuple(self.unchanged),
         )
+
+    def patched_sitemap(
+        self, sitemap: tuple[str, ...], gone: Iterable[str], came: Iterable[str]
+    ) -> tuple[str, ...]:
+        """`sitemap` without the pages `gone`, with those that `came`: each by bisection (an
+        absolute URL sorts as its path does)."""
+        urls = list(sitemap)
+        for path in gone:
+            url = self.urls.absolute(path)
+            place = bisect.bisect_left(urls, url)
+            if place < len(urls) and urls[place] == url:
+                del urls[place]
+        for path in came:
+            url = self.urls.absolute(path)
+            place = bisect.bisect_left(urls, url)
+            if place == len(urls) or urls[place] != url:
+                urls.insert(place, url)
+        return tuple(urls)
 
     def replanned_owners(self) -> frozenset[str] | None:
         """The owners whose pages are planned (None: all): a Replan's, with the projects of
@@ -909,7 +941,6 @@ class _Planner:
     def home(self) -> Page:
         runs = self.analysis.newest
         kernels = self.analysis.kernels
-        environments = {r.environment for r in self.runs.values()}
         sources = self.source_blocks()
         counts = (
             Fact("Kernels", f"{len(kernels):,}", self.urls.href("kernels/")),
@@ -941,13 +972,10 @@ class _Planner:
             ),
             Fact("Sources", f"{len(sources):,}"),
         )
-        gpu_counts: dict[str, int] = defaultdict(int)
-        for run in self.runs.values():
-            gpu_counts[run.environment] += 1
         gpus = tuple(
             Fact(
                 self.gpu_label(e.digest),
-                f"{gpu_counts.get(e.digest, 0):,} runs",
+                f"{self.run_counts[e.digest]:,} runs",
                 self.urls.link(e.digest),
             )
             for e in sorted(
@@ -955,7 +983,6 @@ class _Planner:
                 key=lambda e: (self.gpu_label(e.digest), e.digest),
             )
         )
-        del environments
         meta = self.meta(
             "kernelindex",
             "",
@@ -2083,7 +2110,14 @@ class _Planner:
             pages.append(self.list_page("runs", intro, RUNS_COLUMNS, rows, runs))
             return pages
         paths = ["runs/"] + [f"runs/page/{n}/" for n in range(2, self.page_count(len(runs)) + 1)]
+        before = self.replan.newest if self.replan is not None else ()
         for number, path in enumerate(paths, start=1):
+            if len(before) == len(runs) and all(
+                map(operator.is_, page_of(before, number), page_of(runs, number))
+            ):
+                # The same runs (immutable facts) as the last build's page shows: as written.
+                self.unchanged.append(path)
+                continue
             build = functools.partial(
                 self.run_list_page,
                 path,
