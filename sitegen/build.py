@@ -33,7 +33,7 @@ from sitegen.incremental import (
 from sitegen.kernels import Analysis, RunFacts, analyse, reanalyse
 from sitegen.load import LoadCache, commit_changed, load_changed, load_content, unpack
 from sitegen.manifest import Manifest, plan_manifest
-from sitegen.pages import ChartCache, Inputs, LazyPage, Page, Replan, Site, plan_site
+from sitegen.pages import Inputs, LazyPage, Page, PlanCache, Replan, Site, plan_site
 from sitegen.problems import Problem, errors, promote_warnings
 from sitegen.render import KeptDocuments, make_environment, render_into
 from sitegen.sources import load_reports
@@ -111,8 +111,8 @@ class Held:
     # The templates as compiled for the last build: a rebuild after run files changed keeps
     # them (a template's change takes the full build, which compiles them again).
     environment: Environment
-    # Kernel-page charts as planned and rendered since that build (only runs changed since).
-    charts: ChartCache = field(default_factory=ChartCache)
+    # What rebuilds since that build planned (only runs changed since), for the next.
+    plans: PlanCache = field(default_factory=PlanCache)
 
 
 @dataclass(frozen=True)
@@ -317,9 +317,14 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
         urls=urls,
         manifest=manifest,
         replan=Replan(
-            frozenset(owners), previous.pages_of, previous.sitemap, inputs.analysis.newest
+            frozenset(owners),
+            previous.pages_of,
+            previous.sitemap,
+            inputs.analysis.newest,
+            removed=tuple(inputs.analysis.runs[digest_value] for digest_value in sorted(removed)),
+            added=tuple(analysis.runs[r.digest] for r in after),
         ),
-        charts=previous.charts,
+        plans=previous.plans,
     )
     site = plan_site(inputs)
     state = previous.state

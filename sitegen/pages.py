@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sitegen.catalog import Catalog
+from sitegen.catalog import Catalog, references_of
 from sitegen.changes import (
     Baseline,
     Changes,
@@ -476,6 +476,30 @@ class Site:
 _SOURCE = operator.attrgetter("source")
 
 
+def _listed_order(run: RunFacts) -> tuple[Any, ...]:
+    return (run.kernel_title, run.pass_name, run.title, run.shape.axes, run.digest)
+
+
+def _patched_run_list(
+    kept: list[RunFacts], replan: Replan, sources: set[str]
+) -> list[RunFacts] | None:
+    """`kept` (a resource's runs in `_listed_order`, as the last build listed them of
+    `sources`) without the Replan's runs that went, with those that came: by bisection.
+    None if a run that went is not where it should be."""
+    found = list(kept)
+    for run in replan.removed:
+        if sources.isdisjoint(value for _, _, value in references_of(run.entry)):
+            continue
+        place = bisect.bisect_left(found, _listed_order(run), key=_listed_order)
+        if place == len(found) or found[place] is not run:
+            return None
+        del found[place]
+    for run in replan.added:
+        if not sources.isdisjoint(value for _, _, value in references_of(run.entry)):
+            bisect.insort(found, run, key=_listed_order)
+    return found
+
+
 def page_of(runs: Sequence[RunFacts], number: int) -> Sequence[RunFacts]:
     """The runs on page `number` (1-based) of a list continued every RUNS_PER_PAGE runs."""
     return runs[(number - 1) * RUNS_PER_PAGE : number * RUNS_PER_PAGE]
@@ -526,21 +550,26 @@ class Inputs:
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
     replan: Replan | None = None  # plan only some owners' pages; None: every page
-    charts: ChartCache | None = None  # kernel-page charts from the last build (only runs changed)
+    plans: PlanCache | None = None  # what the last builds planned (a Replan: only runs changed)
 
 
-class ChartCache:
-    """Kernel-page charts as the last build planned and rendered them, per kernel, under what
-    each one shows (its runs, ranks, links and colours): kept by a long-lived process (`sitegen
-    serve`) so that a rebuild after one run changed plans and renders that run's chart again,
-    not the kernel's other hundreds (at 100k runs a kernel page has ~7,000 ranking rows).
+class PlanCache:
+    """What the builds since the last full one planned, kept by a long-lived process (`sitegen
+    serve`) for the next rebuild after run files changed (build.py's `rebuild_runs`):
 
-    Valid only while nothing but runs changes (build.py's `rebuild_runs`): the titles of the
-    other resources a chart links to are not in its key. A full build starts a new one.
+    - kernel-page charts as planned and rendered, per kernel, under what each one shows (its
+      runs, ranks, links and colours): a rebuild plans and renders the changed run's chart
+      again, not the kernel's other hundreds (at 100k runs a page has ~7,000 ranking rows);
+    - each resource page's runs in their order, patched by bisection rather than sorted
+      again (a GPU's page lists tens of thousands).
+
+    Valid only while nothing but runs changes: the titles of the other resources a chart
+    links to are not in its key. A full build starts a new one.
     """
 
     def __init__(self) -> None:
-        self.kernels: dict[str, dict[tuple[Any, ...], ChartBlock]] = {}
+        self.charts: dict[str, dict[tuple[Any, ...], ChartBlock]] = {}
+        self.run_lists: dict[str, list[RunFacts]] = {}
 
 
 @dataclass(frozen=True)
@@ -553,6 +582,8 @@ class Replan:
     pages_of: Mapping[str, Sequence[str]]  # the last build's owners → their pages' paths
     sitemap: tuple[str, ...]  # the last build's
     newest: tuple[RunFacts, ...]  # the last build's runs, newest first (the list of runs)
+    removed: tuple[RunFacts, ...] = ()  # the runs that went, as the last build had them
+    added: tuple[RunFacts, ...] = ()  # the runs that came
 
 
 def plan_site(inputs: Inputs) -> Site:
@@ -586,7 +617,7 @@ class _Planner:
         self.resource_run_lists: dict[str, list[RunFacts]] = {}
         self.keyed = inputs.keyed
         self.replan = inputs.replan
-        self.charts = inputs.charts
+        self.plans = inputs.plans
         self.unchanged: list[str] = []  # site-wide pages a Replan leaves as they are
         self.projects = self._project_links()
 
@@ -689,9 +720,7 @@ class _Planner:
 
     def ordered_runs(self, runs: Iterable[RunFacts]) -> list[RunFacts]:
         """The order of run tables on resource pages: kernel, pass, title, shape, digest."""
-        return sorted(
-            runs, key=lambda r: (r.kernel_title, r.pass_name, r.title, r.shape.axes, r.digest)
-        )
+        return sorted(runs, key=_listed_order)
 
     # long lists of runs --------------------------------------------------------------------
 
@@ -1091,12 +1120,12 @@ class _Planner:
     def kernel(self, kernel: Kernel) -> Page:
         path = self.urls.path_of(kernel.key) or ""
         colours = colours_for([i.digest for i in kernel.implementations])
-        # The charts this kernel had (a ChartCache's), and those it has now, which replace them.
-        kept = self.charts.kernels.get(kernel.key, {}) if self.charts is not None else None
+        # The charts this kernel had (a PlanCache's), and those it has now, which replace them.
+        kept = self.plans.charts.get(kernel.key, {}) if self.plans is not None else None
         charts: dict[tuple[Any, ...], ChartBlock] = {}
         passes = tuple(self.pass_block(kernel, p, colours, kept, charts) for p in kernel.passes)
-        if self.charts is not None:
-            self.charts.kernels[kernel.key] = charts
+        if self.plans is not None:
+            self.plans.charts[kernel.key] = charts
         operation = kernel.operation
         facts: list[Fact] = []
         operands: list[Operand] = []
@@ -1756,13 +1785,20 @@ class _Planner:
             sources = [entry.digest]
             if entry.kind == "SoftwareProject":
                 sources = self.project_implementations(entry)
-            runs = [
-                self.runs[u.digest]
-                for d in sources
-                for u in self.users(d)
-                if u.kind == "BenchmarkRun"
-            ]
-            found = self.resource_run_lists[entry.digest] = self.ordered_runs(runs)
+            kept = self.plans.run_lists.get(entry.digest) if self.plans is not None else None
+            if kept is not None and self.replan is not None:
+                found = _patched_run_list(kept, self.replan, set(sources))
+            if found is None:
+                runs = [
+                    self.runs[u.digest]
+                    for d in sources
+                    for u in self.users(d)
+                    if u.kind == "BenchmarkRun"
+                ]
+                found = self.ordered_runs(runs)
+            self.resource_run_lists[entry.digest] = found
+            if self.plans is not None:
+                self.plans.run_lists[entry.digest] = found
         return found
 
     def resource_page_paths(self, entry: LoadedResource) -> list[str]:

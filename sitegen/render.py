@@ -163,7 +163,7 @@ def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
     chart_figure = environment.get_template("_macros.html").module.chart_figure  # type: ignore[attr-defined]
 
     def figure(chart: ChartBlock) -> str:
-        # A chart kept by a ChartCache (pages.py) keeps its HTML for the next rebuild too.
+        # A chart kept by a PlanCache (pages.py) keeps its HTML for the next rebuild too.
         kept = chart.rendered
         if kept.markup is not None:
             return kept.markup

@@ -216,11 +216,11 @@ def test_held_rebuild_of_run_files_equals_cold(tmp_path: Path, parallel: bool) -
     kernel = analysis.runs[digest(document["kind"], document["spec"])].kernel_key
     edit(charted, median)
     step("modified in a kernel of many charts", [charted])
-    charts = dict(held.charts.kernels[kernel])
+    charts = dict(held.plans.charts[kernel])
     assert len(charts) > 1 and all(c.rendered.markup for c in charts.values())
     edit(charted, median)
     step("modified again", [charted])
-    now = held.charts.kernels[kernel]
+    now = held.plans.charts[kernel]
     assert len(now) == len(charts)
     assert sum(chart is not charts.get(key) for key, chart in now.items()) == 1
     added = content / "runs" / "more" / "added.json"
