@@ -276,6 +276,9 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
     Python per run beyond the site-wide pages' lists. None when the change is anything else
     (another kind of resource, a problem, a new or vanished kernel, a changes page to
     compare): the caller makes a full incremental build, which reports.
+
+    Once the site is written, `previous` is used up: its state, page index and plan cache are
+    updated in place and become the result's (until then nothing of it changes but caches).
     """
     inputs = previous.inputs
     if inputs.baseline is not None:
