@@ -346,8 +346,8 @@ def bench_serve(n: int, repeat: int) -> dict[str, Any]:
     finally:
         target.write_bytes(original)
         process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=120)
+        try:  # it deletes its site first: ~200,000 files at 100k take minutes on this disk
+            process.wait(timeout=1800)
         except subprocess.TimeoutExpired:
             process.kill()
     return {
