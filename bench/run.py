@@ -345,7 +345,8 @@ def bench_serve(n: int, repeat: int) -> dict[str, Any]:
         memory = sum(_pss(pid) for pid in [process.pid, *_children(process.pid)])
     finally:
         target.write_bytes(original)
-        process.send_signal(signal.SIGINT)
+        # SIGTERM, not SIGINT: a shell's background job (this benchmark, often) ignores SIGINT.
+        process.send_signal(signal.SIGTERM)
         try:  # it deletes its site first: ~200,000 files at 100k take minutes on this disk
             process.wait(timeout=1800)
         except subprocess.TimeoutExpired:

@@ -366,3 +366,31 @@ def test_long_run_lists_continue_on_numbered_pages(
     assert rows == total - 5
     twin = json.loads((gpu / "index.json").read_text())
     assert sum(1 for u in twin["usedBy"] if u["kind"] == "BenchmarkRun") == total
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_serve_removes_its_site_when_stopped(tmp_path: Path, stop: str) -> None:
+    """Ctrl-C or a process manager's SIGTERM: `sitegen serve` exits 0 and leaves no site behind."""
+    import signal
+
+    command = [sys.executable, "-m", "sitegen.cli", "serve", str(SITE_CONTENT), "--port", "0"]
+    environment = {**os.environ, "TMPDIR": str(tmp_path)}
+    with subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=environment,
+        # As from a terminal: a shell's background job (CI, say) would pass SIGINT on ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    ) as process:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("serving "):
+                break
+        assert list(tmp_path.glob("sitegen-serve-*/site/index.html")), lines
+        process.send_signal(getattr(signal, stop))
+        assert process.wait(timeout=60) == 0
+    assert not list(tmp_path.glob("sitegen-serve-*"))
