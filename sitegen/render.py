@@ -558,8 +558,10 @@ class KeptDocuments:
         items: Sequence[T],
         write: Callable[[T], bytes],
         tail: bytes,
+        opening: int | None = None,
     ) -> bytearray | memoryview:
-        """`head`, `write(item)` for each of `items`, `tail`.
+        """`head`, `write(item)` for each of `items`, `tail`; with `opening`, that byte over the
+        first line's first (each line leads with a separator, the first opens the list).
 
         Kept: a view of a buffer the next call for `name` writes over (write it out first).
         """
@@ -568,6 +570,8 @@ class KeptDocuments:
             joined = bytearray(head)
             for item in items:
                 joined += write(item)
+            if opening is not None and items:
+                joined[len(head)] = opening
             joined += tail
             return joined
         identities = array.array("q", map(id, items))
@@ -575,6 +579,9 @@ class KeptDocuments:
         if kept is None or kept.head != head:
             kept = _KeptDocument(head, (), array.array("q"), array.array("q", [len(head)]))
             kept.buffer += head
+        if kept.opened is not None:  # the first line as written: it may be copied elsewhere
+            kept.buffer[kept.offsets[0]] = kept.opened
+            kept.opened = None
         old_ids = kept.identities
         same_start = _common_length(old_ids, identities)
         same_end = _common_length(old_ids[same_start:][::-1], identities[same_start:][::-1])
@@ -605,6 +612,9 @@ class KeptDocuments:
         end = kept.offsets[-1]
         kept.buffer[end:] = tail
         kept.tail = tail
+        if opening is not None and items:
+            kept.opened = kept.buffer[kept.offsets[0]]
+            kept.buffer[kept.offsets[0]] = opening
         self._kept[name] = kept
         return memoryview(kept.buffer)[: end + len(tail)]
 
@@ -618,6 +628,7 @@ class _KeptDocument:
     buffer: bytearray = field(default_factory=bytearray)
     tail: bytes = b""
     version: int = -1  # changes with the bytes (KeptDocuments.version)
+    opened: int | None = None  # the first line's first byte, where `opening` is written over it
 
 
 def _spliced(
@@ -689,8 +700,9 @@ def _manifest_json(manifest: Manifest, documents: KeptDocuments) -> bytes:
         return head + b"[]}\n"
     # Each line starts with a comma (a kept line may be first one build and not the next);
     # the first comma becomes the list's bracket.
-    document = documents.document(MANIFEST, head, manifest.entries, _manifest_line, b"]}\n")
-    document[len(head)] = ord("[")
+    document = documents.document(
+        MANIFEST, head, manifest.entries, _manifest_line, b"]}\n", opening=ord("[")
+    )
     return document  # type: ignore[return-value]  # bytes-like, written and hashed as bytes
 
 

@@ -4,9 +4,9 @@ Rebuilds are incremental (incremental.py), from the last build held in memory: w
 files changed, from that build's catalog, analysis and pages (build.py's `rebuild_runs`: 1–1.5 s
 at 100,000 runs once its kernel's charts are kept, ~2 s the first time, against ~22 s for an
 incremental build), otherwise by an incremental build that reads only changed content again
-and renders only changed pages. Each changed file
-is renamed into place whole. A rebuild whose content has errors, or whose templates fail,
-changes nothing: the previous site keeps being served.
+and renders only changed pages. Each changed file is renamed into place whole. A rebuild whose
+content has errors, or whose templates fail, changes nothing: the previous site keeps being
+served.
 """
 
 from __future__ import annotations

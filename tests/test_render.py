@@ -217,6 +217,10 @@ def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
     kept = KeptDocuments()
     for lines in (KeptDocuments(keep=False), kept, kept):  # the last splices the lines it kept
         assert _manifest_json(manifest, lines) == _json(manifest_document(manifest))
+    # The first entry's line opens the list: gone, then back before the line that replaced it.
+    fewer = replace(manifest, entries=manifest.entries[1:])
+    for shown in (fewer, manifest, fewer):
+        assert _manifest_json(shown, kept) == _json(manifest_document(shown))
     # An entry whose numbers orjson and json spell differently takes json's path alone.
     run = next(e for e in manifest.entries if e.run is not None)
     tiny = replace(run, run=replace(run.run, value=1e-07))
@@ -266,6 +270,7 @@ def test_kept_documents_equal_documents_written_whole() -> None:
     def check(texts: list[str], rounds: list[list[tuple[str, int, str]]], head: bytes) -> None:
         items = [Item(t) for t in texts]
         kept = KeptDocuments()
+        opened = KeptDocuments()
         for edit_round in [[], *rounds]:
             for action, place, text in edit_round:
                 place = min(place, len(items))
@@ -281,6 +286,13 @@ def test_kept_documents_equal_documents_written_whole() -> None:
             expected = head + b"".join(write(i) for i in items) + b"]"
             assert kept.document("d", head, list(items), write, b"]") == expected
             assert KeptDocuments(keep=False).document("d", head, items, write, b"]") == expected
+            # Lines led by a separator, the first one's written over: as a JSON list is.
+            listed = head + b"".join(b"," + write(i) for i in items) + b"]"
+            if items:
+                listed = listed[: len(head)] + b"[" + listed[len(head) + 1 :]
+            for lines in (opened, KeptDocuments(keep=False)):
+                got = lines.document("l", head, list(items), lambda i: b"," + write(i), b"]", 91)
+                assert got == listed
             # The version names these bytes: never other bytes, in this instance or another.
             version = kept.version("d")
             assert version is not None and named.setdefault(version, expected) == expected
