@@ -1057,7 +1057,7 @@ class _Planner:
     def source_blocks(self) -> tuple[SourceBlock, ...]:
         """One block per upstream credited: its runs, and what its import reports say."""
         by_attribution: dict[Attribution, int] = defaultdict(int)
-        sources = Counter(map(operator.attrgetter("source"), self.runs.values()))
+        sources = Counter(map(_SOURCE, self.runs.values()))
         for source, count in sources.items():
             if source:
                 by_attribution[attribution_for(source, self.reports)] += count
@@ -1123,7 +1123,7 @@ class _Planner:
         # The charts this kernel had (a PlanCache's), and those it has now, which replace them.
         kept = self.plans.charts.get(kernel.key, {}) if self.plans is not None else None
         charts: dict[tuple[Any, ...], ChartBlock] = {}
-        passes = tuple(self.pass_block(kernel, p, colours, kept, charts) for p in kernel.passes)
+        passes = tuple(self.pass_block(p, colours, kept, charts) for p in kernel.passes)
         if self.plans is not None:
             self.plans.charts[kernel.key] = charts
         operation = kernel.operation
@@ -1214,7 +1214,6 @@ class _Planner:
 
     def pass_block(
         self,
-        kernel: Kernel,
         section: PassSection,
         colours: dict[str, str],
         kept: Mapping[tuple[Any, ...], ChartBlock] | None = None,
@@ -2146,10 +2145,12 @@ class _Planner:
             pages.append(self.list_page("runs", intro, RUNS_COLUMNS, rows, runs))
             return pages
         paths = ["runs/"] + [f"runs/page/{n}/" for n in range(2, self.page_count(len(runs)) + 1)]
-        before = self.replan.newest if self.replan is not None else ()
+        before = self.replan.newest if self.replan is not None else None
         for number, path in enumerate(paths, start=1):
-            if len(before) == len(runs) and all(
-                map(operator.is_, page_of(before, number), page_of(runs, number))
+            if (
+                before is not None
+                and len(before) == len(runs)
+                and all(map(operator.is_, page_of(before, number), page_of(runs, number)))
             ):
                 # The same runs (immutable facts) as the last build's page shows: as written.
                 self.unchanged.append(path)
