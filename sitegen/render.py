@@ -22,8 +22,15 @@ from urllib.parse import urlsplit
 
 import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.nodes import Expr, Template
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
+
+try:  # markupsafe's own C escaping, without the Markup object around its result
+    from markupsafe._speedups import _escape_inner
+except ImportError:  # pragma: no cover - markupsafe built without its C extension
+    from markupsafe._native import _escape_inner
 
 from sitegen.load import LoadedResource
 from sitegen.manifest import Entry, Manifest, entry_document, manifest_document
@@ -139,6 +146,34 @@ def markdown_renderer() -> Callable[[str], Markup]:
     return render
 
 
+def escape_output(value: Any) -> str:
+    """`markupsafe.escape` for text going straight into a page: the same characters escaped,
+    but a plain `str` back (a `Markup` would only be joined into the page and dropped)."""
+    if type(value) is str:
+        return _escape_inner(value)  # type: ignore[no-any-return]
+    if hasattr(value, "__html__"):
+        return value.__html__()  # type: ignore[no-any-return]
+    return _escape_inner(str(value))  # type: ignore[no-any-return]
+
+
+class _OutputEscaping(CodeGenerator):
+    """Compiles each `{{ … }}` of an autoescaped template to `escape_output(…)`, not jinja's
+    `escape(…)`: building a `Markup` for every value was a third of a run page's render time.
+    Only the output of `{{ … }}` changes; macros, `{% set %}` blocks and filters are jinja's."""
+
+    def visit_Template(self, node: Template, frame: Frame | None = None) -> None:
+        self.writeline(f"from {__name__} import escape_output")
+        super().visit_Template(node, frame)
+
+    def _output_child_pre(self, node: Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:
+            super()._output_child_pre(node, frame, finalize)
+            return
+        self.write("escape_output(")
+        if finalize.src is not None:
+            self.write(finalize.src)
+
+
 def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
     environment = Environment(
         loader=FileSystemLoader(str(templates)),
@@ -149,6 +184,7 @@ def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
         keep_trailing_newline=True,
         auto_reload=False,
     )
+    environment.code_generator_class = _OutputEscaping
     environment.filters["markdown"] = markdown_renderer()
     environment.filters["script_json"] = script_json
     # The protocol and environment blocks repeat on thousands of run pages: render each once.

@@ -7,9 +7,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from markupsafe import Markup, escape
 
 from sitegen.build import build_site
-from sitegen.render import _safe_link, markdown_renderer, script_json, site_assets
+from sitegen.render import (
+    _safe_link,
+    escape_output,
+    make_environment,
+    markdown_renderer,
+    script_json,
+    site_assets,
+)
 from tests.conftest import FIXTURES
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -30,6 +40,26 @@ NEEDLES = (
     "<b>raw</b>",
     'src="https://tracker',
 )
+
+
+@given(st.text() | st.integers() | st.floats() | st.booleans() | st.none())
+def test_output_escaping_is_markupsafes(value: object) -> None:
+    assert escape_output(value) == str(escape(value))
+    assert escape_output(Markup(f"<b>{value}</b>")) == f"<b>{value}</b>"  # already safe
+
+
+def test_templates_escape_what_they_output_and_keep_markup() -> None:
+    template = make_environment().from_string(
+        "{{ text }}|{{ number }}|{{ safe }}|{% set block %}<i>{{ text }}</i>{% endset %}{{ block }}"
+    )
+    page = template.render(text=SCRIPT + "'&", number=3, safe=Markup("<em>ok</em>"))
+    assert page == (
+        "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;|3|<em>ok</em>|"
+        "<i>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;</i>"
+    )
+    assert "escape_output(" in make_environment().compile("{{ text }}", raw=True), (
+        "templates compiled with escape_output"
+    )
 
 
 def test_script_json_cannot_close_its_block() -> None:
