@@ -67,35 +67,37 @@ class Staging:
     and a file is created exclusively, so no two writers can silently share one path.
     """
 
-    def __init__(self, target: Path, write_file: Callable[[Path, bytes], None] | None = None):
+    def __init__(self, target: Path, write_file: Callable[[str, bytes], None] | None = None):
         self.target = target
         self.root = Path(
             tempfile.mkdtemp(prefix=f".{target.name}{STAGING_INFIX}", dir=target.parent)
         )
+        # Paths are joined as strings: pathlib's parsing was a third of writing a page.
+        self._prefix = f"{self.root}/"
         self._writer = write_file or _write_file
         self._made: set[str] = {""}
         # The marker goes first so a staging tree left by a killed build is recognisably ours.
-        _write_file(self.root / MARKER, MARKER_TEXT)
+        _write_file(self._prefix + MARKER, MARKER_TEXT)
 
     def write(self, path: str, data: bytes) -> None:
         _check_relative(path)
         folder = path.rpartition("/")[0]
         if folder not in self._made:
             try:
-                os.mkdir(self.root / folder)  # one call when the parent exists, as it mostly does
+                os.mkdir(self._prefix + folder)  # one call: the parent mostly exists
             except FileExistsError:
                 pass
             except FileNotFoundError:
-                os.makedirs(self.root / folder, exist_ok=True)
+                os.makedirs(self._prefix + folder, exist_ok=True)
             self._made.add(folder)
-        self._writer(self.root / path, data)
+        self._writer(self._prefix + path, data)
 
 
 @contextmanager
 def staged(
     out_dir: Path,
     content_dir: Path | None = None,
-    write_file: Callable[[Path, bytes], None] | None = None,
+    write_file: Callable[[str, bytes], None] | None = None,
 ) -> Iterator[Staging]:
     """A staging tree for `out_dir`, swapped in when the block ends, deleted if it raises."""
     target = check_output_dir(out_dir, content_dir)
@@ -139,13 +141,15 @@ class Patch:
         _check_relative(path)
         self.deleted.append(path)
 
-    def _spare(self, path: Path) -> Path | None:
+    def _spare(self, path: str) -> Path | None:
+        """Where the spare of `path` (relative to the output) is kept, if spares are kept."""
         if self.spares is None:
             return None
-        return self.spares / _spare_name(path.relative_to(self.staging.root).as_posix())
+        return self.spares / _spare_name(path)
 
-    def _write_file(self, path: Path, data: bytes) -> None:
-        spare = self._spare(path) if len(data) >= SPARE_MIN_BYTES else None
+    def _write_file(self, path: str, data: bytes) -> None:
+        relative = path.removeprefix(f"{self.staging.root}/")
+        spare = self._spare(relative) if len(data) >= SPARE_MIN_BYTES else None
         if spare is None:
             _write_file(path, data)
             return
@@ -180,7 +184,7 @@ class Patch:
             if destination.parent not in made:
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 made.add(destination.parent)
-            self._keep_spare(root / path, destination)
+            self._keep_spare(path, destination)
             os.replace(root / path, destination)
         for path in sorted(self.deleted):
             try:
@@ -196,9 +200,9 @@ class Patch:
                 folder = folder.parent
         return sorted(moved) + sorted(self.deleted)
 
-    def _keep_spare(self, staged: Path, destination: Path) -> None:
+    def _keep_spare(self, path: str, destination: Path) -> None:
         """Keep the big file about to be replaced as the spare for its next version."""
-        spare = self._spare(staged)
+        spare = self._spare(path)
         if spare is not None and _is_big_file(destination):
             with contextlib.suppress(FileNotFoundError):
                 spare.unlink()
@@ -252,7 +256,7 @@ def write_site(
     files: Mapping[str, bytes],
     out_dir: Path,
     content_dir: Path | None = None,
-    write_file: Callable[[Path, bytes], None] | None = None,
+    write_file: Callable[[str, bytes], None] | None = None,
 ) -> Path:
     """Write `files` (site path → bytes) as all of `out_dir`, swapped in atomically."""
     for path in files:
@@ -263,7 +267,7 @@ def write_site(
     return staging.target
 
 
-def _write_file(path: Path, data: bytes) -> None:
+def _write_file(path: str, data: bytes) -> None:
     # os-level calls: three system calls and no buffered file object per page.
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:

@@ -41,11 +41,11 @@ def test_exception_mid_write_keeps_previous_site(tmp_path: Path) -> None:
     before = snapshot(out)
     written = []
 
-    def failing(path: Path, data: bytes) -> None:
+    def failing(path: str, data: bytes) -> None:
         if len(written) == 2:
             raise OSError("disk full")
         written.append(path)
-        path.write_bytes(data)
+        Path(path).write_bytes(data)
 
     files = {f"p{i}/index.html": b"new" for i in range(5)}
     with pytest.raises(OSError, match="disk full"):
