@@ -9,6 +9,7 @@ are ever ranked against each other. Everything here is plain data; pages.py form
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -40,10 +41,15 @@ class Shape:
     scalars: tuple[tuple[str, str], ...]  # name → JSON text of the value
 
     def label(self) -> str:
-        parts = [", ".join(f"{name}={value}" for name, value in self.axes)]
-        parts += [f"{name}={value}" for name, value in self.scalars]
-        parts.append(self.dtype)
-        return " · ".join(part for part in parts if part) or "unknown shape"
+        return _shape_label(self)
+
+
+@functools.lru_cache(maxsize=4096)  # a workload's shape is shown on each of its runs' pages
+def _shape_label(shape: Shape) -> str:
+    parts = [", ".join(f"{name}={value}" for name, value in shape.axes)]
+    parts += [f"{name}={value}" for name, value in shape.scalars]
+    parts.append(shape.dtype)
+    return " · ".join(part for part in parts if part) or "unknown shape"
 
 
 @dataclass(frozen=True, slots=True)
