@@ -440,7 +440,8 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
     while stack:
         directory, prefix = stack.pop()
         try:
-            names = sorted(os.listdir(directory))
+            with os.scandir(directory) as found:
+                entries = sorted(found, key=_entry_name)
         except OSError as error:
             problems.append(
                 Problem(
@@ -449,17 +450,19 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
             )
             continue
         subdirectories = []
-        for name in names:
+        for entry in entries:
+            name = entry.name
             relative = f"{prefix}{name}"
             shown = f"{label}/{relative}"
             # Dot-files are tooling; `_` folders hold site data (import reports), not resources.
             if name.startswith((".", "_")):
                 continue
             path = directory / name
-            mode = os.lstat(path).st_mode
-            if stat.S_ISDIR(mode):  # lstat: a symlink to a folder is not a folder here
+            # The type the directory listing gives (no system call a file where the file system
+            # records it); a symlink to a folder is not a folder here. The read checks again.
+            if entry.is_dir(follow_symlinks=False):
                 subdirectories.append((path, f"{relative}/"))
-            elif refusal := _refuse_special_file(mode, shown):
+            elif refusal := _refuse_special_entry(entry, shown):
                 problems.append(refusal)
             elif name.endswith((".json", ".jsonl")):
                 yield path, relative
@@ -475,6 +478,18 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
         stack.extend(reversed(subdirectories))
 
 
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _refuse_special_entry(entry: os.DirEntry[str], shown: str) -> Problem | None:
+    if entry.is_symlink():
+        return Problem(shown, "-", "symbolic links are not allowed in content")
+    if not entry.is_file(follow_symlinks=False):
+        return Problem(shown, "-", "not a regular file")
+    return None
+
+
 def _refuse_special_file(mode: int, shown: str) -> Problem | None:
     """Symlinks are never followed and only regular files are read (modes from `os.lstat`)."""
     if stat.S_ISLNK(mode):
@@ -484,20 +499,36 @@ def _refuse_special_file(mode: int, shown: str) -> Problem | None:
     return None
 
 
+# The file could be swapped between the walk and the read: O_NOFOLLOW refuses a symlink, and
+# O_NONBLOCK keeps a FIFO from blocking the open (fstat then refuses it).
+_READ_FLAGS = (
+    os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+)
+
+
 def _read_bytes(path: Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
-    size = os.lstat(path).st_size
-    if size > limit:
-        problems.append(Problem(shown, "-", f"file is {size:,} bytes, over the limit of {limit:,}"))
-        return None
-    # O_NOFOLLOW: the file could be swapped for a symlink between the walk and the read.
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(path, flags)
+        descriptor = os.open(path, _READ_FLAGS)
     except OSError as error:
         problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
         return None
-    with os.fdopen(descriptor, "rb") as handle:
-        data = handle.read(limit + 1)
+    try:
+        found = os.fstat(descriptor)
+        if refusal := _refuse_special_file(found.st_mode, shown):
+            problems.append(refusal)
+            return None
+        size = found.st_size
+        if size > limit:
+            problems.append(
+                Problem(shown, "-", f"file is {size:,} bytes, over the limit of {limit:,}")
+            )
+            return None
+        data = os.read(descriptor, size + 1)  # one call: a regular file reads whole
+        if len(data) > size:  # it grew since fstat: read on, up to the limit
+            with os.fdopen(os.dup(descriptor), "rb") as handle:
+                data += handle.read(limit + 1 - len(data))
+    finally:
+        os.close(descriptor)
     if len(data) > limit:
         problems.append(Problem(shown, "-", f"file grew over the limit of {limit:,} bytes"))
         return None

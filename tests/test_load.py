@@ -12,7 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from sitegen.load import MAX_FILE_BYTES, load_content, load_files, parse_json
+from sitegen.load import MAX_FILE_BYTES, _read_bytes, load_content, load_files, parse_json
+from sitegen.problems import Problem
 
 
 def write_example(root: Path, example_bundle: dict[str, Any]) -> Path:
@@ -58,6 +59,45 @@ def test_fifo_and_other_special_files_are_refused(
     os.mkfifo(content / "pipe.json")  # opening it for reading would block forever
     result = load_content(content)
     assert lines(result.problems) == ["content/pipe.json: -: not a regular file"]
+
+
+def test_a_file_swapped_after_the_walk_is_refused_when_read(tmp_path: Path) -> None:
+    # The read checks the file it opened, not what the walk saw: a FIFO must not block it, a
+    # symlink must not be followed, and a file that grows is cut off at the limit.
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "target.json").write_text("{}")
+    (tmp_path / "link.json").symlink_to(tmp_path / "target.json")
+    (tmp_path / "small.json").write_bytes(b"x" * 10)
+    problems: list[Problem] = []
+    assert _read_bytes(tmp_path / "pipe.json", "pipe.json", 100, problems) is None
+    assert _read_bytes(tmp_path / "link.json", "link.json", 100, problems) is None
+    assert _read_bytes(tmp_path / "small.json", "small.json", 5, problems) is None
+    assert _read_bytes(tmp_path / "small.json", "small.json", 10, problems) == b"x" * 10
+    assert [p.line() for p in problems] == [
+        "pipe.json: -: not a regular file",
+        "link.json: -: cannot read file: Too many levels of symbolic links",
+        "small.json: -: file is 10 bytes, over the limit of 5",
+    ]
+
+
+def test_a_file_growing_while_read_is_read_to_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "growing.json"
+    path.write_bytes(b"[1]")
+    real_fstat = os.fstat
+
+    def fstat_then_grow(descriptor: int) -> os.stat_result:
+        found = real_fstat(descriptor)
+        with open(path, "ab") as handle:  # appended after the size was taken
+            handle.write(b" " * 20)
+        return found
+
+    monkeypatch.setattr(os, "fstat", fstat_then_grow)
+    problems: list[Problem] = []
+    assert _read_bytes(path, "growing.json", 10, problems) is None
+    assert [p.line() for p in problems] == ["growing.json: -: file grew over the limit of 10 bytes"]
+    assert _read_bytes(path, "growing.json", 100, []) == b"[1]" + b" " * 40
 
 
 def test_symlinked_content_root_is_followed_but_not_links_inside(
