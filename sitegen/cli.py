@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import sys
@@ -267,25 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# glibc's M_TOP_PAD: how much more than asked for it takes each time the heap grows.
-_M_TOP_PAD = -2
-HEAP_STEP_BYTES = 64 << 20
-
-
-def grow_heap_in_large_steps() -> bool:
-    """Ask glibc to grow the heap 64 MiB at a time, not 128 KiB: loading and rendering allocate
-    steadily, and each step costs a system call and a remap (a quarter of a second of a cold
-    build of the real catalog here; forked workers inherit the setting). Untouched pages cost
-    no memory. False where there is no glibc (the setting is only a speed-up)."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_TOP_PAD, HEAP_STEP_BYTES))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    grow_heap_in_large_steps()
     parser = build_parser()
     args = parser.parse_args(argv)
     return int(args.handler(args))

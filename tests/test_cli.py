@@ -95,28 +95,3 @@ def test_check_of_a_missing_directory_is_a_usage_error(
 ) -> None:
     assert main(["check", str(tmp_path / "nowhere")]) == 2
     assert "no such directory" in capsys.readouterr().err
-
-
-_HEAP_GROWTH = """
-import sys
-from sitegen.cli import grow_heap_in_large_steps
-def data_kib():
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmData:"))
-if sys.argv[1] == "large":
-    assert grow_heap_in_large_steps()
-before = data_kib()
-kept = [bytes(2000) + bytes([i % 256]) for i in range(2000)]  # ~4 MB from malloc's heap
-print(data_kib() - before)
-"""
-
-
-@pytest.mark.parametrize(
-    ("steps", "low", "high"), [("large", 60 << 10, 1 << 20), ("default", 0, 32 << 10)]
-)
-def test_the_heap_grows_in_large_steps(steps: str, low: int, high: int) -> None:
-    # A fresh process each: the setting is process-wide. Growth in KiB of the data segment.
-    grown = subprocess.run(
-        [sys.executable, "-c", _HEAP_GROWTH, steps], capture_output=True, text=True, check=True
-    ).stdout
-    assert low <= int(grown) < high
