@@ -292,16 +292,7 @@ def render_into(
     environment = environment or make_environment()
     assets = site_assets(_is_preview(site))
     chrome = _chrome(site, urls, assets)
-    # The files that are not pages go first, one at a time, so that the big ones (the export,
-    # the manifest) are gone from memory before the pages are rendered and workers forked.
     paths: set[str] = set()
-    documents = documents or KeptDocuments(keep=False)
-    for path, data in _extras(site, urls, chrome, environment, assets, documents):
-        if path in paths:
-            raise RenderError(f"two outputs would be written to {path}")
-        paths.add(path)
-        out.write(path, data, version=documents.version(path))
-        del data
     for page in site.pages:
         # Every page has a JSON twin but the 404 page, which is not in `pages`.
         twin = isinstance(page, LazyPage) or page.twin is not None
@@ -311,6 +302,18 @@ def render_into(
             if path in paths:
                 raise RenderError(f"two outputs would be written to {path}")
             paths.add(path)
+    documents = documents or KeptDocuments(keep=False)
+
+    def write_extras() -> None:
+        # The files that are not pages, one at a time: the big ones (the export, the
+        # manifest) are dropped before the next is made.
+        for path, data in _extras(site, urls, chrome, environment, assets, documents):
+            if path in paths:
+                raise RenderError(f"two outputs would be written to {path}")
+            paths.add(path)
+            out.write(path, data, version=documents.version(path))
+            del data
+
     templates = {
         name: environment.get_template(name) for name in sorted({p.template for p in site.pages})
     }
@@ -318,8 +321,11 @@ def render_into(
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count > 1 and total >= PARALLEL_MIN_PAGES:
         in_memory_order = sorted(site.pages, key=_locality)
-        _render_parallel(tuple(in_memory_order), templates, chrome, out, progress, count)
+        _render_parallel(
+            tuple(in_memory_order), templates, chrome, out, progress, count, write_extras
+        )
     else:
+        write_extras()
         for number, page in enumerate(site.pages, start=1):
             _render_page(page, templates, chrome, out)
             if progress is not None:
@@ -417,12 +423,15 @@ def _render_parallel(
     out: Output,
     progress: Callable[[int, int], None] | None,
     workers: int,
+    first: Callable[[], None],
 ) -> None:
     """Render with `workers` processes: this one and `workers - 1` forked beside it.
 
     This process renders its share too rather than waiting: a forked worker gradually copies
     the pages of memory it touches (reference counts), so each extra process costs up to the
-    size of the planned site in memory, and this one costs nothing more.
+    size of the planned site in memory, and this one costs nothing more. It calls `first` (the
+    files that are not pages) once the workers are started: they render pages meanwhile, and
+    never inherit what `first` makes.
     """
     global _JOB
     context = multiprocessing.get_context("fork")
@@ -455,6 +464,7 @@ def _render_parallel(
         for helper in helpers:
             helper.start()
         try:
+            first()
             while failure is None and (bounds := chunks.claim(from_back=True)) is not None:
                 _render_chunk(bounds)
                 done += bounds[1] - bounds[0]

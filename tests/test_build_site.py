@@ -305,7 +305,7 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
     rendered = sitegen.render._html
 
     def html(template: Any, page: Any, chrome: Any) -> bytes:
-        if sitegen.render._JOB is None:  # the 404 page, rendered before the pages
+        if template.name == "404.html":  # not a page: the parent renders it with the extras
             pass
         elif os.getpid() == parent:
             if where == "parent":
@@ -328,6 +328,33 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
         assert re.fullmatch(r"rendering \S*: ValueError: " + said, message), message
     assert tree(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["public"]  # no staging tree left behind
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
+    workers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The extras (manifest, export, feed, …) are rendered while the workers render pages:
+    a clash with a page's path is still found, and nothing is swapped in."""
+    import sitegen.render
+    from sitegen.render import RenderError
+
+    out = tmp_path / "public"
+    build_site(SITE_CONTENT, out)
+    before = tree(out)
+    monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: workers)
+    extras = sitegen.render._extras
+
+    def clashing(*args: Any) -> Any:
+        yield from extras(*args)
+        yield "runs/index.html", b"not the run list"
+
+    monkeypatch.setattr(sitegen.render, "_extras", clashing)
+    with pytest.raises(RenderError, match=r"two outputs would be written to runs/index\.html"):
+        build_site(SITE_CONTENT, out)
+    assert tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["public"]
 
 
 def test_long_run_lists_continue_on_numbered_pages(
