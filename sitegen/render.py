@@ -43,14 +43,15 @@ NAV_SECTIONS = ("kernels", "gpus", "implementations", "projects", "protocols", "
 HASH_HEX = 12
 MANIFEST = "manifest.json"
 EXPORT = "export/resources.jsonl"
-# Characters that could end a <script> block or a JS string early, as JSON escapes.
-_SCRIPT_ESCAPES = {
-    ord("<"): "\\u003c",
-    ord(">"): "\\u003e",
-    ord("&"): "\\u0026",
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
+# Characters that could end a <script> block or a JS string early, as JSON escapes (replaced
+# one by one: str.translate looks each character of a chart's JSON up in a dict, 10× slower).
+_SCRIPT_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
 
 
 SITEMAP_HEAD = (
@@ -121,7 +122,9 @@ def site_assets(preview: bool = False) -> dict[str, Asset]:
 def script_json(value: Any) -> Markup:
     """JSON safe inside <script type="application/json">: nothing in it can close the block."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return Markup(text.translate(_SCRIPT_ESCAPES))
+    for character, escaped in _SCRIPT_ESCAPES:
+        text = text.replace(character, escaped)
+    return Markup(text)
 
 
 def _safe_link(url: str) -> bool:
