@@ -483,6 +483,7 @@ def _entry_name(entry: os.DirEntry[str]) -> str:
 
 
 def _refuse_special_entry(entry: os.DirEntry[str], shown: str) -> Problem | None:
+    """`_refuse_special_file` for a directory listing's entry (its type, never followed)."""
     if entry.is_symlink():
         return Problem(shown, "-", "symbolic links are not allowed in content")
     if not entry.is_file(follow_symlinks=False):
@@ -491,7 +492,8 @@ def _refuse_special_entry(entry: os.DirEntry[str], shown: str) -> Problem | None
 
 
 def _refuse_special_file(mode: int, shown: str) -> Problem | None:
-    """Symlinks are never followed and only regular files are read (modes from `os.lstat`)."""
+    """Symlinks are never followed and only regular files are read (modes from `os.lstat`, or
+    `os.fstat` of a descriptor opened with O_NOFOLLOW)."""
     if stat.S_ISLNK(mode):
         return Problem(shown, "-", "symbolic links are not allowed in content")
     if not stat.S_ISREG(mode):
