@@ -330,12 +330,13 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
     assert [p.name for p in tmp_path.iterdir()] == ["public"]  # no staging tree left behind
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize(("workers", "overlap"), [(1, False), (2, True), (2, False)])
 def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
-    workers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workers: int, overlap: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The extras (manifest, export, feed, …) are rendered while the workers render pages:
-    a clash with a page's path is still found, and nothing is swapped in."""
+    """The extras (manifest, export, feed, …) are rendered before the pages, or on a small
+    site while the worker renders pages: a clash with a page's path is found either way, and
+    nothing is swapped in."""
     import sitegen.render
     from sitegen.render import RenderError
 
@@ -343,6 +344,7 @@ def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
     build_site(SITE_CONTENT, out)
     before = tree(out)
     monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(sitegen.render, "OVERLAP_EXTRAS_MAX_PAGES", 10**9 if overlap else 0)
     monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: workers)
     extras = sitegen.render._extras
 
