@@ -231,7 +231,7 @@ def bench_real(repeat: int) -> dict[str, Any]:
     same build without the disk: what the code costs). Each disk build is followed by the file
     system's floor: its output written again at the same path by one process that renders
     nothing (`write_floor`). The same path, because what creating a file costs on ext4 depends
-    on where its folder sits (here 0.02 to 0.6 ms, from one folder to its sibling)."""
+    on where its folder sits (here 0.02 to 0.6 ms, from one folder to another)."""
     out = BUILDS / "sitegen-real"
     in_memory = MEMORY / "sitegen-bench-real" if MEMORY.is_dir() else None
     samples, floors, memory_walls = [], [], []

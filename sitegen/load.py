@@ -413,7 +413,7 @@ def load_files(paths: list[Path]) -> LoadResult:
         except OSError as error:
             problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
             continue
-        refusal = _refuse_special_file(mode, shown)
+        refusal = _refuse_special(shown, stat.S_ISLNK(mode), stat.S_ISREG(mode))
         if refusal:
             problems.append(refusal)
         elif path.suffix == ".jsonl":
@@ -462,7 +462,9 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
             # records it); a symlink to a folder is not a folder here. The read checks again.
             if entry.is_dir(follow_symlinks=False):
                 subdirectories.append((path, f"{relative}/"))
-            elif refusal := _refuse_special_entry(entry, shown):
+            elif refusal := _refuse_special(
+                shown, entry.is_symlink(), entry.is_file(follow_symlinks=False)
+            ):
                 problems.append(refusal)
             elif name.endswith((".json", ".jsonl")):
                 yield path, relative
@@ -482,21 +484,12 @@ def _entry_name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
-def _refuse_special_entry(entry: os.DirEntry[str], shown: str) -> Problem | None:
-    """`_refuse_special_file` for a directory listing's entry (its type, never followed)."""
-    if entry.is_symlink():
+def _refuse_special(shown: str, symlink: bool, regular: bool) -> Problem | None:
+    """Symlinks are never followed and only regular files are read (the type from a directory
+    listing, `os.lstat`, or `os.fstat` of a descriptor opened with O_NOFOLLOW)."""
+    if symlink:
         return Problem(shown, "-", "symbolic links are not allowed in content")
-    if not entry.is_file(follow_symlinks=False):
-        return Problem(shown, "-", "not a regular file")
-    return None
-
-
-def _refuse_special_file(mode: int, shown: str) -> Problem | None:
-    """Symlinks are never followed and only regular files are read (modes from `os.lstat`, or
-    `os.fstat` of a descriptor opened with O_NOFOLLOW)."""
-    if stat.S_ISLNK(mode):
-        return Problem(shown, "-", "symbolic links are not allowed in content")
-    if not stat.S_ISREG(mode):
+    if not regular:
         return Problem(shown, "-", "not a regular file")
     return None
 
@@ -516,7 +509,9 @@ def _read_bytes(path: Path, shown: str, limit: int, problems: list[Problem]) -> 
         return None
     try:
         found = os.fstat(descriptor)
-        if refusal := _refuse_special_file(found.st_mode, shown):
+        if refusal := _refuse_special(
+            shown, stat.S_ISLNK(found.st_mode), stat.S_ISREG(found.st_mode)
+        ):
             problems.append(refusal)
             return None
         size = found.st_size

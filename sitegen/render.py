@@ -298,7 +298,8 @@ def render_into(
     Pages are rendered by `workers` forked processes (default: one per CPU, for sites of
     PARALLEL_MIN_PAGES pages or more), each calling `write` itself, so no page is held in
     memory after it is written. Each file's bytes depend only on its page, never on which
-    process rendered it. Every path is checked for clashes before anything is written.
+    process rendered it. Every path is checked for clashes (the pages' before any is rendered,
+    the other files' as each is made): a clash fails the build before its output is used.
     `documents` keeps the manifest and the export for the next build in this process.
     """
     out = write if isinstance(write, Output) else Output(write)
@@ -337,15 +338,8 @@ def render_into(
         overlap = total < OVERLAP_EXTRAS_MAX_PAGES
         if not overlap:
             write_extras()
-        _render_parallel(
-            tuple(in_memory_order),
-            templates,
-            chrome,
-            out,
-            progress,
-            count,
-            write_extras if overlap else _nothing,
-        )
+        first = write_extras if overlap else None
+        _render_parallel(tuple(in_memory_order), templates, chrome, out, progress, count, first)
     else:
         write_extras()
         for number, page in enumerate(site.pages, start=1):
@@ -353,10 +347,6 @@ def render_into(
             if progress is not None:
                 progress(number, total)
     return len(paths)
-
-
-def _nothing() -> None:
-    pass
 
 
 def _locality(page: Page | LazyPage) -> int:
@@ -449,15 +439,15 @@ def _render_parallel(
     out: Output,
     progress: Callable[[int, int], None] | None,
     workers: int,
-    first: Callable[[], None],
+    first: Callable[[], None] | None,
 ) -> None:
     """Render with `workers` processes: this one and `workers - 1` forked beside it.
 
     This process renders its share too rather than waiting: a forked worker gradually copies
     the pages of memory it touches (reference counts), so each extra process costs up to the
-    size of the planned site in memory, and this one costs nothing more. It calls `first` (on
-    small sites, the files that are not pages) once the workers are started: they render pages
-    meanwhile, and never inherit what `first` makes.
+    size of the planned site in memory, and this one costs nothing more. It calls `first`, if
+    any (on small sites, the files that are not pages), once the workers are started: they
+    render pages meanwhile, and never inherit what `first` makes.
     """
     global _JOB
     context = multiprocessing.get_context("fork")
@@ -490,7 +480,8 @@ def _render_parallel(
         for helper in helpers:
             helper.start()
         try:
-            first()
+            if first is not None:
+                first()
             while failure is None and (bounds := chunks.claim(from_back=True)) is not None:
                 _render_chunk(bounds)
                 done += bounds[1] - bounds[0]
