@@ -24,11 +24,15 @@ _compact = json.JSONEncoder(
 # orjson writes floats in fixed notation the way ECMAScript does; in its sorted compact output only
 # these can differ from JCS: an integral float ("4096.0", "-0.0"), an exponent (orjson writes 1e-6
 # and 1e+16, JCS 0.000001 and 10000000000000000), `null` (orjson writes NaN and ±inf as null, JCS
-# refuses them) and any non-ASCII byte (orjson sorts keys by UTF-8 bytes, JCS by UTF-16 units).
+# refuses them) and a character past U+FFFF (orjson sorts keys by UTF-8 bytes, JCS by UTF-16
+# units: the two orders differ only when such a character, a 4-byte UTF-8 sequence, is present).
+# Other text, non-ASCII included, both write alike (raw UTF-8; the same escapes for controls).
 # OPT_STRICT_INTEGER refuses integers past ±2^53. A string holding one of these patterns only
 # sends the value down the slower path. tests/test_digest.py checks the equality.
 _ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
-_ORJSON_RISKY = (b"null", b"e+", b"e-", b".0,", b".0]", b".0}")
+_ORJSON_RISKY = (b"null", b".0,", b".0]", b".0}")
+_EXPONENT = re.compile(rb"[0-9]e[-+]")
+_PAST_BMP = re.compile(rb"[\xf0-\xf4]")  # the lead byte of a 4-byte UTF-8 sequence
 
 
 def _orjson_canonical(value: dict[str, Any]) -> bytes | None:
@@ -36,7 +40,12 @@ def _orjson_canonical(value: dict[str, Any]) -> bytes | None:
         fast = orjson.dumps(value, option=_ORJSON_OPTIONS)
     except (orjson.JSONEncodeError, TypeError):
         return None
-    if not fast.isascii() or any(pattern in fast for pattern in _ORJSON_RISKY):
+    # Substring tests first (each a fast scan); the regexes only where a cheap test is unsure.
+    if any(pattern in fast for pattern in _ORJSON_RISKY):
+        return None
+    if (b"e-" in fast or b"e+" in fast) and _EXPONENT.search(fast):
+        return None
+    if not fast.isascii() and _PAST_BMP.search(fast):
         return None
     return fast
 

@@ -214,7 +214,27 @@ def test_orjson_path_is_taken_for_a_run_and_refused_where_jcs_differs(
 
     run = identity_document("BenchmarkRun", seed_row["run"]["resource"]["spec"])
     assert _orjson_canonical(run) == rfc8785.dumps(run)
-    for risky in ({"a": 4096.0}, {"a": -0.0}, {"a": 1e16}, {"a": 1e-6}, {"é": 1}, {"a": None}):
+    for risky in (
+        {"a": 4096.0},
+        {"a": -0.0},
+        {"a": 1e16},
+        {"a": 1e-6},
+        {"\U0001f600": 1, "\ufb01": 2},
+        {"a": None},
+    ):
         assert _orjson_canonical(risky) is None
         assert canonical_json(risky) == rfc8785.dumps(risky)
     assert _orjson_canonical({"a": 2**53}) is None
+    # Text that merely looks risky, and non-ASCII text below U+10000, keep the fast path.
+    for plain in ({"gpu": "geforce-rtx", "title": "LayerNorm · liger · backward", "é": "ü"},):
+        assert _orjson_canonical(plain) == rfc8785.dumps(plain)
+
+
+# Any text but lone surrogates, at the top level of an object: the orjson path's refusals on
+# non-ASCII (only characters past U+FFFF) must equal the reference's output.
+@given(st.dictionaries(unicode_text, wide_values, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_orjson_canonical_path_equals_the_rfc8785_package_on_unicode(value: dict[str, Any]) -> None:
+    import rfc8785
+
+    assert canonical_json(value) == rfc8785.dumps(value)
