@@ -12,7 +12,15 @@ from typing import Any
 import orjson
 import pytest
 
-from sitegen.load import MAX_FILE_BYTES, _read_bytes, load_content, load_files, parse_json
+from sitegen.load import (
+    CHUNK_FILES,
+    MAX_FILE_BYTES,
+    _guided_chunks,
+    _read_bytes,
+    load_content,
+    load_files,
+    parse_json,
+)
 from sitegen.problems import Problem
 
 
@@ -201,3 +209,14 @@ def test_parallel_load_equals_one_process(tmp_path: Path, monkeypatch: pytest.Mo
     for mine, theirs in zip(parallel.resources, serial.resources, strict=True):
         assert mine.raw == orjson.dumps(theirs.document) and mine.token == theirs.token
         assert pickle.loads(pickle.dumps(mine)).document == theirs.document
+
+
+@pytest.mark.parametrize("count", [1, 49, 1000, 4354, 20_001])
+def test_load_chunks_cover_every_file_in_order_and_shrink_to_the_end(count: int) -> None:
+    files = [(Path(f"{i}.json"), f"content/{i}.json") for i in range(count)]
+    chunks = _guided_chunks(files, workers=2)
+    assert [item for chunk in chunks for item in chunk] == files
+    sizes = [len(chunk) for chunk in chunks]
+    assert max(sizes) <= CHUNK_FILES and sizes == sorted(sizes, reverse=True)
+    if count >= 4 * CHUNK_FILES:
+        assert sizes[0] == CHUNK_FILES and sizes[-1] < CHUNK_FILES / 4, "the last runs are short"
