@@ -13,6 +13,8 @@ from markupsafe import Markup, escape
 
 from sitegen.build import build_site
 from sitegen.render import (
+    CHUNK_PAGES,
+    _Chunks,
     _safe_link,
     escape_output,
     make_environment,
@@ -60,6 +62,30 @@ def test_templates_escape_what_they_output_and_keep_markup() -> None:
     assert "escape_output(" in make_environment().compile("{{ text }}", raw=True), (
         "templates compiled with escape_output"
     )
+
+
+def test_attribute_lookup_is_jinjas_without_its_call() -> None:
+    """`a.b` compiles to the builtin getattr, with jinja's fallbacks kept: a dict's key, a
+    missing attribute as StrictUndefined's error, the owner evaluated once."""
+    from jinja2.exceptions import UndefinedError
+
+    calls: list[int] = []
+
+    class Owner:
+        name = "attr"
+
+        def get(self) -> dict[str, str]:
+            calls.append(1)
+            return {"key": "item"}
+
+    environment = make_environment()
+    template = environment.from_string("{{ owner.name }}|{{ mapping.key }}|{{ owner.get().key }}")
+    assert template.render(owner=Owner(), mapping={"key": "dict"}) == "attr|dict|item"
+    assert calls == [1], "the owner of a fallen-back lookup was evaluated twice"
+    with pytest.raises(UndefinedError):
+        environment.from_string("{{ owner.missing }}").render(owner=Owner())
+    assert "environment.getattr(" in environment.compile("{{ a.b }}", raw=True)
+    assert "getattr((" in environment.compile("{{ a.b }}", raw=True), "the builtin comes first"
 
 
 def test_script_json_cannot_close_its_block() -> None:
@@ -328,3 +354,24 @@ def test_kept_documents_equal_documents_written_whole() -> None:
             assert version is not None and named.setdefault(version, expected) == expected
 
     check()
+
+
+@pytest.mark.parametrize("page_count", [1, 15, 300, 4384, 20_000])
+def test_page_chunks_are_claimed_once_from_both_ends_and_shrink(page_count: int) -> None:
+    import multiprocessing
+
+    chunks = _Chunks(multiprocessing.get_context("fork"), page_count, processes=2)
+    front: list[tuple[int, int]] = []
+    back: list[tuple[int, int]] = []
+    while True:  # the two ends alternate, as a worker and this process would
+        claimed = chunks.claim(from_back=len(back) < len(front))
+        if claimed is None:
+            break
+        (back if len(back) < len(front) else front).append(claimed)
+    spans = sorted(front + back)
+    assert [i for start, end in spans for i in range(start, end)] == list(range(page_count))
+    sizes = [end - start for start, end in front]
+    assert max(sizes) <= CHUNK_PAGES and sizes == sorted(sizes, reverse=True)
+    if page_count >= 8 * CHUNK_PAGES:
+        assert max(e - s for s, e in front[-1:] + back[-1:]) < CHUNK_PAGES / 4
+    assert chunks.claim() is None and chunks.claim(from_back=True) is None
