@@ -272,5 +272,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(args.handler(args))
 
 
+def run() -> None:
+    """The `sitegen` command: `main`, then exit without tearing down the heap.
+
+    A build leaves millions of objects (the catalog, the analysis, the planned site) that a
+    normal exit frees one by one, after the output is complete and nothing more can be said:
+    ~2 % of the real catalog's build. As mypy does, the output streams are flushed and the
+    process ends with `os._exit`. `main` itself returns normally (tests call it in-process).
+    """
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +48,35 @@ def test_usage_errors_exit_2() -> None:
     )
     assert result.returncode == 2
     assert "usage: sitegen" in result.stderr
+
+
+def test_the_command_flushes_its_output_before_its_hard_exit(tmp_path: Path) -> None:
+    """`sitegen` ends with os._exit (no teardown): what it printed must still arrive, piped
+    (block-buffered), with the exit code `main` returned."""
+    import tomllib
+
+    from tests.conftest import FIXTURES
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert scripts["project"]["scripts"]["sitegen"] == "sitegen.cli:run"
+    content = FIXTURES / "site" / "content"
+    command = [sys.executable, "-m", "sitegen.cli", "build", str(content), "--out"]
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+    def sitegen(out: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*command, str(out)], capture_output=True, text=True, env=environment)
+
+    built = sitegen(tmp_path / "out")
+    assert built.returncode == 0 and built.stdout.startswith("built "), built
+    assert (tmp_path / "out" / "index.html").is_file()
+    broken = tmp_path / "broken"
+    shutil.copytree(content, broken)
+    (broken / "zz.json").write_text("{")
+    command[-2] = str(broken)
+    failed = sitegen(tmp_path / "out2")
+    assert failed.returncode == 1
+    assert "zz.json: 1:2: invalid JSON" in failed.stdout
+    assert failed.stderr.endswith("build failed: nothing was written\n")
 
 
 def test_digest_prints_kind_name_and_digest(
