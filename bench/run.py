@@ -13,10 +13,13 @@ the medians. Then the real catalog (`content/`) is built cold, and at the larges
 
 Peak memory is sampled over the build's process tree (sitegen's forked workers included): the
 sum of RSS every 50 ms from /proc/<pid>/statm (pages shared copy-on-write counted in every
-process, so it errs high), and the sum of PSS every 0.5 s from /proc/<pid>/smaps_rollup (a page
-shared by n processes counts 1/n: the memory the build needs; reading it is costly, hence less
-often); the largest single RSS is kept too. CPU time comes from getrusage(RUSAGE_CHILDREN)
-before and after.
+process, so it errs high), and the sum of PSS from /proc/<pid>/smaps_rollup (a page shared by n
+processes counts 1/n: the memory the build needs) every 0.5 s, or less often where reading it
+would take over 2 % of a CPU (it walks the page tables: ~0.1 s for a 5 GB process); the largest
+single RSS is kept too. CPU time comes from getrusage(RUSAGE_CHILDREN) before and after. sitegen
+runs with its bytecode compiled beforehand and written (any PYTHONDONTWRITEBYTECODE is dropped
+from its environment): compiling its sources again on every build would add ~0.15 s that no
+user's second build pays.
 
 Results go to bench/results/latest.json and latest.md; --update-docs also rewrites the table in
 README.md and docs/performance.md between their `bench:table` markers.
@@ -25,6 +28,7 @@ README.md and docs/performance.md between their `bench:table` markers.
 from __future__ import annotations
 
 import argparse
+import compileall
 import importlib.util
 import json
 import os
@@ -89,7 +93,8 @@ def _rss(pid: int) -> int:
 
 def _pss(pid: int) -> int:
     """PSS in bytes: a page shared by n processes counts 1/n. Reading it walks the process's
-    page tables (and holds its memory lock), so it is read only every PSS_EVERY samples."""
+    page tables (and holds its memory lock): ~100 ms of CPU for a 5 GB process here, so it is
+    read at most every PSS_INTERVAL_S and never for more than PSS_BUDGET of the time."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as handle:
             for line in handle:
@@ -100,11 +105,20 @@ def _pss(pid: int) -> int:
     return 0
 
 
-PSS_EVERY = 10  # samples: every 0.5 s
+PSS_INTERVAL_S = 0.5
+# The share of one CPU that reading PSS may take. At a fixed 0.5 s it took ~35 % of a core in
+# a 1M build (two processes, 9 GB resident), a cost growing with the build's memory: it slowed
+# the biggest build most. Peaks last minutes there, so sampling every few seconds finds them.
+PSS_BUDGET = 0.02
+
+
+# What every measured command runs with: this environment, bytecode written and used.
+BUILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """Wall time, peak tree RSS and CPU time of one command run to completion."""
+    env = BUILD_ENV if env is None else env
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -114,10 +128,11 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, 
     done = threading.Event()
 
     def sample() -> None:
-        count = 0
+        next_pss = 0.0
         while not done.is_set():
             stack, rss, pss = [process.pid], 0, 0
-            with_pss = count % PSS_EVERY == 0
+            with_pss = time.perf_counter() >= next_pss
+            cost = time.process_time()
             while stack:
                 pid = stack.pop()
                 one = _rss(pid)
@@ -128,7 +143,8 @@ def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, 
             peak["rss"] = max(peak["rss"], rss)
             if with_pss:
                 peak["pss"] = max(peak["pss"], pss)
-            count += 1
+                cost = time.process_time() - cost  # the reads' CPU: the kernel's walk
+                next_pss = time.perf_counter() + max(PSS_INTERVAL_S, cost / PSS_BUDGET)
             done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -481,6 +497,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS / "latest")
     args = parser.parse_args()
     sizes = [_size(s) for s in args.sizes.split(",") if s.strip()]
+    compileall.compile_dir(REPOSITORY / "sitegen", quiet=1)
     results: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d"),
         "repeat": args.repeat,
