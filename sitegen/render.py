@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from jinja2.compiler import CodeGenerator, Frame, optimizeconst
-from jinja2.nodes import Expr, Getattr, Template
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.nodes import Expr, Template
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
@@ -159,35 +159,14 @@ def escape_output(value: Any) -> str:
     return _escape_inner(str(value))  # type: ignore[no-any-return]
 
 
-# What `getattr` gives back for an attribute that is not there (compiled templates test it).
-NO_ATTRIBUTE = object()
-
-
 class _OutputEscaping(CodeGenerator):
     """Compiles each `{{ … }}` of an autoescaped template to `escape_output(…)`, not jinja's
     `escape(…)`: building a `Markup` for every value was a third of a run page's render time.
-    Only the output of `{{ … }}` changes; macros, `{% set %}` blocks and filters are jinja's.
-
-    And `a.b` to the builtin `getattr(a, "b", NO_ATTRIBUTE)`, falling back to jinja's
-    `environment.getattr` (item lookup, then undefined) only where that finds nothing: the
-    same result without a Python call per attribute (~250 of them on a run page)."""
+    Only the output of `{{ … }}` changes; macros, `{% set %}` blocks and filters are jinja's."""
 
     def visit_Template(self, node: Template, frame: Frame | None = None) -> None:
-        self.writeline(f"from {__name__} import escape_output, NO_ATTRIBUTE")
+        self.writeline(f"from {__name__} import escape_output")
         super().visit_Template(node, frame)
-
-    @optimizeconst
-    def visit_Getattr(self, node: Getattr, frame: Frame) -> None:
-        if self.environment.is_async:
-            super().visit_Getattr(node, frame)
-            return
-        # (found if (found := getattr((owner := a), "b", NO_ATTRIBUTE)) is not NO_ATTRIBUTE
-        #  else environment.getattr(owner, "b")): `a` is evaluated once either way.
-        owner, found = self.temporary_identifier(), self.temporary_identifier()
-        self.write(f"({found} if ({found} := getattr(({owner} := ")
-        self.visit(node.node, frame)
-        self.write(f"), {node.attr!r}, NO_ATTRIBUTE)) is not NO_ATTRIBUTE ")
-        self.write(f"else environment.getattr({owner}, {node.attr!r}))")
 
     def _output_child_pre(self, node: Expr, frame: Frame, finalize: Any) -> None:
         if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:

@@ -64,30 +64,6 @@ def test_templates_escape_what_they_output_and_keep_markup() -> None:
     )
 
 
-def test_attribute_lookup_is_jinjas_without_its_call() -> None:
-    """`a.b` compiles to the builtin getattr, with jinja's fallbacks kept: a dict's key, a
-    missing attribute as StrictUndefined's error, the owner evaluated once."""
-    from jinja2.exceptions import UndefinedError
-
-    calls: list[int] = []
-
-    class Owner:
-        name = "attr"
-
-        def get(self) -> dict[str, str]:
-            calls.append(1)
-            return {"key": "item"}
-
-    environment = make_environment()
-    template = environment.from_string("{{ owner.name }}|{{ mapping.key }}|{{ owner.get().key }}")
-    assert template.render(owner=Owner(), mapping={"key": "dict"}) == "attr|dict|item"
-    assert calls == [1], "the owner of a fallen-back lookup was evaluated twice"
-    with pytest.raises(UndefinedError):
-        environment.from_string("{{ owner.missing }}").render(owner=Owner())
-    assert "environment.getattr(" in environment.compile("{{ a.b }}", raw=True)
-    assert "getattr((" in environment.compile("{{ a.b }}", raw=True), "the builtin comes first"
-
-
 def test_script_json_cannot_close_its_block() -> None:
     text = str(script_json({"t": SCRIPT + "&\u2028\u2029<!--"}))
     assert "<" not in text and ">" not in text and "&" not in text
