@@ -22,6 +22,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from sitegen import cpus
 from sitegen.digest import API_VERSION, canonical_json, digest
 from sitegen.problems import Problem, json_path
 from sitegen.resources import KINDS, Resource
@@ -274,7 +275,7 @@ LOAD_PROCESSES_PER_CPU = 2
 
 
 def _load_processes() -> int:
-    return LOAD_PROCESSES_PER_CPU * (os.cpu_count() or 1)
+    return LOAD_PROCESSES_PER_CPU * cpus.usable_cpus()
 
 
 def _guided_chunks(files: list[tuple[Path, str]], workers: int) -> list[list[tuple[Path, str]]]:

@@ -32,6 +32,7 @@ try:  # markupsafe's own C escaping, without the Markup object around its result
 except ImportError:  # pragma: no cover - markupsafe built without its C extension
     from markupsafe._native import _escape_inner
 
+from sitegen import cpus
 from sitegen.load import LoadedResource
 from sitegen.manifest import Entry, Manifest, entry_document, manifest_document
 from sitegen.pages import ChartBlock, LazyPage, Link, Page, Site, schema_documents
@@ -296,7 +297,7 @@ def render_into(
 ) -> int:
     """Render every output file and hand it to `write(path, bytes)`; returns the file count.
 
-    Pages are rendered by `workers` forked processes (default: one per CPU, for sites of
+    Pages are rendered by `workers` forked processes (default: one per usable CPU, for sites of
     PARALLEL_MIN_PAGES pages or more), each calling `write` itself, so no page is held in
     memory after it is written. Each file's bytes depend only on its page, never on which
     process rendered it. Every path is checked for clashes (the pages' before any is rendered,
@@ -333,7 +334,7 @@ def render_into(
         name: environment.get_template(name) for name in sorted({p.template for p in site.pages})
     }
     total = len(site.pages)
-    count = workers if workers is not None else (os.cpu_count() or 1)
+    count = workers if workers is not None else cpus.usable_cpus()
     if count > 1 and total >= PARALLEL_MIN_PAGES:
         in_memory_order = sorted(site.pages, key=_locality)
         overlap = total < OVERLAP_EXTRAS_MAX_PAGES

@@ -270,14 +270,14 @@ def test_parallel_render_writes_the_golden_tree(
 ) -> None:
     """Forked workers loading the content (runs held compact) and writing into the staging tree
     give the same bytes as one process."""
+    import sitegen.cpus
     import sitegen.load
     import sitegen.render
 
     monkeypatch.setattr(sitegen.load, "PARALLEL_MIN_FILES", 0)
-    monkeypatch.setattr(sitegen.load.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(sitegen.cpus, "usable_cpus", lambda: 2)
     monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
     monkeypatch.setattr(sitegen.render, "CHUNK_PAGES", 7)
-    monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: 2)
     seen: list[tuple[int, int]] = []
     out = tmp_path / "public"
     built = build_site(SITE_CONTENT, out, progress=lambda done, total: seen.append((done, total)))
@@ -292,6 +292,7 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
 ) -> None:
     """Whichever process meets it, a page error ends the build with the page named; a worker
     that dies without a word ends it too; either way the previous site is untouched."""
+    import sitegen.cpus
     import sitegen.render
     from sitegen.render import RenderError
 
@@ -300,7 +301,7 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
     before = tree(out)
     monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
     monkeypatch.setattr(sitegen.render, "CHUNK_PAGES", 3)
-    monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(sitegen.cpus, "usable_cpus", lambda: 2)
     parent = os.getpid()
     rendered = sitegen.render._html
 
@@ -337,6 +338,7 @@ def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
     """The extras (manifest, export, feed, …) are rendered before the pages, or on a small
     site while the worker renders pages: a clash with a page's path is found either way, and
     nothing is swapped in."""
+    import sitegen.cpus
     import sitegen.render
     from sitegen.render import RenderError
 
@@ -345,7 +347,7 @@ def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
     before = tree(out)
     monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
     monkeypatch.setattr(sitegen.render, "OVERLAP_EXTRAS_MAX_PAGES", 10**9 if overlap else 0)
-    monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: workers)
+    monkeypatch.setattr(sitegen.cpus, "usable_cpus", lambda: workers)
     extras = sitegen.render._extras
 
     def clashing(*args: Any) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import sitegen.cpus
 import sitegen.incremental
 import sitegen.load
 import sitegen.pages
@@ -52,10 +53,9 @@ def parallel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(sitegen.pages, "RUNS_PER_PAGE", 4)
     if request.param:
         monkeypatch.setattr(sitegen.load, "PARALLEL_MIN_FILES", 0)  # runs held compact
-        monkeypatch.setattr(sitegen.load.os, "cpu_count", lambda: 2)
+        monkeypatch.setattr(sitegen.cpus, "usable_cpus", lambda: 2)
         monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
         monkeypatch.setattr(sitegen.render, "CHUNK_PAGES", 5)
-        monkeypatch.setattr(sitegen.render.os, "cpu_count", lambda: 2)
     return bool(request.param)
 
 
