@@ -3,6 +3,8 @@
 `os.cpu_count()` is the host's count. A container limited to 2 CPUs on a 64-CPU host (a CI
 runner, a deploy builder) would fork 64 render workers, each copying the memory it touches:
 so the count here is the process's affinity mask, lowered to its cgroup's CPU quota.
+`loky.cpu_count()` does the same, but importing loky takes ~80 ms (3 % of the real catalog's
+build); `os.process_cpu_count()` (Python 3.13) reads the mask only.
 """
 
 from __future__ import annotations
