@@ -106,9 +106,10 @@ def _pss(pid: int) -> int:
 
 
 PSS_INTERVAL_S = 0.5
-# The share of one CPU that reading PSS may take. At a fixed 0.5 s it took ~35 % of a core in
-# a 1M build (two processes, 9 GB resident), a cost growing with the build's memory: it slowed
-# the biggest build most. Peaks last minutes there, so sampling every few seconds finds them.
+# The share of one CPU that reading PSS may take. At a fixed 0.5 s it took an estimated third
+# of a core in a 1M build (two processes, 9 GB resident), a cost growing with the build's
+# memory: it slowed the biggest build most. Peaks last minutes there, so sampling every few
+# seconds finds them.
 PSS_BUDGET = 0.02
 
 

@@ -28,6 +28,13 @@ def usable_cpus(cgroup_root: Path = CGROUP_ROOT) -> int:
     return max(1, count)
 
 
+def next_share(left: int, processes: int, smallest: int, largest: int) -> int:
+    """How many of the `left` items a process takes next (guided scheduling): a
+    `2 × processes`-th of them, within [smallest, largest]. The last shares are small, so the
+    processes finish nearly together; the first are large, so handing out costs little."""
+    return min(largest, max(smallest, -(-left // (2 * processes))))
+
+
 def cgroup_quota(root: Path, own: str) -> float | None:
     """CPUs' worth of time this process's cgroups may use, or None if unlimited.
 

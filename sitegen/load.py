@@ -279,14 +279,13 @@ def _load_processes() -> int:
 
 
 def _guided_chunks(files: list[tuple[Path, str]], workers: int) -> list[list[tuple[Path, str]]]:
-    """The files in runs of at most CHUNK_FILES, each a `2 × workers`-th of those left once
-    that is less: the last runs are short, so the workers finish nearly together (with equal
-    runs of 500, one worker waited for the other's last ~0.1 s on the real catalog)."""
+    """The files in runs sized by `cpus.next_share`: the last runs are short, so the workers
+    finish nearly together (with equal runs of 500, one worker waited for the other's last
+    ~0.1 s on the real catalog)."""
     chunks = []
     start = 0
     while start < len(files):
-        left = len(files) - start
-        size = min(CHUNK_FILES, max(MIN_CHUNK_FILES, -(-left // (2 * workers))))
+        size = cpus.next_share(len(files) - start, workers, MIN_CHUNK_FILES, CHUNK_FILES)
         chunks.append(files[start : start + size])
         start += size
     return chunks

@@ -337,10 +337,9 @@ def render_into(
     count = workers if workers is not None else cpus.usable_cpus()
     if count > 1 and total >= PARALLEL_MIN_PAGES:
         in_memory_order = sorted(site.pages, key=_locality)
-        overlap = total < OVERLAP_EXTRAS_MAX_PAGES
-        if not overlap:
+        first = write_extras if total < OVERLAP_EXTRAS_MAX_PAGES else None
+        if first is None:
             write_extras()
-        first = write_extras if overlap else None
         _render_parallel(tuple(in_memory_order), templates, chrome, out, progress, count, first)
     else:
         write_extras()
@@ -393,21 +392,20 @@ class _Chunks:
 
     Forked workers take from the front, this process from the back: with pages in memory
     order, each process touches its own stretch of the planned site, so a worker copies only
-    the memory of the pages it renders, not nearly all of it. A run is CHUNK_PAGES at most,
-    and a `2 × processes`-th of the pages left once that is less: the last runs are short, so
-    the processes finish nearly together.
+    the memory of the pages it renders, not nearly all of it. Runs are sized by
+    `cpus.next_share`: the last are short, so the processes finish nearly together.
     """
 
     def __init__(self, context: Any, page_count: int, processes: int) -> None:
         self._ends = context.Array("q", [0, page_count])  # [next from front, end of back)
-        self._share = 2 * processes
+        self._processes = processes
 
     def claim(self, from_back: bool = False) -> tuple[int, int] | None:
         with self._ends.get_lock():
             front, back = self._ends[0], self._ends[1]
             if front >= back:
                 return None
-            size = min(CHUNK_PAGES, max(MIN_CHUNK_PAGES, -(-(back - front) // self._share)))
+            size = cpus.next_share(back - front, self._processes, MIN_CHUNK_PAGES, CHUNK_PAGES)
             if from_back:
                 start = self._ends[1] = max(front, back - size)
                 return start, back

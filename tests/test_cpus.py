@@ -46,3 +46,14 @@ def test_usable_cpus_never_exceeds_the_affinity_mask_and_follows_a_quota(tmp_pat
     _write(tmp_path / "cpu.max", f"{(mask + 8) * 100000} 100000\n")  # a quota above the mask
     assert usable_cpus(tmp_path) == mask
     assert usable_cpus() <= (os.cpu_count() or 1)
+
+
+def test_next_share_is_a_fraction_of_what_is_left_within_bounds() -> None:
+    from sitegen.cpus import next_share
+
+    assert next_share(100_000, 2, 16, 250) == 250  # capped
+    assert next_share(1_000, 2, 16, 250) == 250
+    assert next_share(400, 2, 16, 250) == 100  # a quarter of what is left
+    assert next_share(401, 2, 16, 250) == 101  # rounded up: nothing is left behind
+    assert next_share(20, 2, 16, 250) == 16  # never below the smallest
+    assert next_share(5, 2, 16, 250) == 16  # the caller takes what there is
