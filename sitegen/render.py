@@ -14,7 +14,7 @@ import json
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -178,8 +178,20 @@ class _OutputEscaping(CodeGenerator):
             self.write(finalize.src)
 
 
+class _FlatGlobals(Environment):
+    """Each template's globals as one dict, not jinja's ChainMap over the environment's.
+
+    Every render copies the globals into a new context, and iterating a ChainMap made that ~15 %
+    of a run page's render time. The globals are all set in `make_environment`, before any
+    page template is loaded (jinja asks the same: its ChainMap only matters for later changes).
+    """
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        return {**self.globals, **(d or {})}
+
+
 def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
-    environment = Environment(
+    environment = _FlatGlobals(
         loader=FileSystemLoader(str(templates)),
         autoescape=True,
         undefined=StrictUndefined,

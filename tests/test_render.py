@@ -64,6 +64,16 @@ def test_templates_escape_what_they_output_and_keep_markup() -> None:
     )
 
 
+def test_templates_hold_their_globals_in_one_dict() -> None:
+    environment = make_environment()
+    template = environment.get_template("run.html")
+    # A plain dict: each render copies it into the page's context (a ChainMap copied slowly).
+    assert type(template.globals) is dict
+    assert template.globals.keys() >= environment.globals.keys() >= {"facts", "identity", "link"}
+    page = environment.from_string("{{ facts(items) }}", globals={"items": ()}).render()
+    assert page.strip() == '<dl class="facts">\n</dl>', "template globals overlay the environment's"
+
+
 def test_script_json_cannot_close_its_block() -> None:
     text = str(script_json({"t": SCRIPT + "&\u2028\u2029<!--"}))
     assert "<" not in text and ">" not in text and "&" not in text
