@@ -83,8 +83,9 @@ LIGER_IMPLEMENTATION_PREFIX = "liger-bench-"
 # --- contexts -----------------------------------------------------------------------------------
 
 
-# Link and Fact are named tuples, not frozen dataclasses: a run page makes ~40 of them, and a
-# tuple is made and hashed (render.py caches fact lists) in C, in a third of the time.
+# The pages' records are named tuples, not frozen dataclasses: a run page makes ~50 of them, and
+# a tuple is made and hashed (render.py caches fact lists) in C, in a third of the time; making
+# the classes themselves cost ~1 ms each at every start (exec of each generated method), ~25 ms.
 class Link(NamedTuple):
     text: str
     href: str | None = None  # None: shown as plain text (the target is not in this catalog)
@@ -97,14 +98,12 @@ class Fact(NamedTuple):
     code: bool = False  # digests, identifiers: monospace
 
 
-@dataclass(frozen=True)
-class FactGroup:
+class FactGroup(NamedTuple):
     title: str
     facts: tuple[Fact, ...]
 
 
-@dataclass(frozen=True)
-class PageMeta:
+class PageMeta(NamedTuple):
     """What every page has: title, where it lives, its JSON twin, and whom it credits."""
 
     title: str
@@ -118,8 +117,7 @@ class PageMeta:
     charts: bool = False  # whether plotly is loaded
 
 
-@dataclass(frozen=True)
-class RunRow:
+class RunRow(NamedTuple):
     run: Link
     kernel: Link
     pass_name: str
@@ -131,8 +129,7 @@ class RunRow:
     observed: str
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     """The digest block: the full digest and the canonical bytes it is the hash of."""
 
     kind: str
@@ -142,8 +139,7 @@ class Identity:
     schema_href: str
 
 
-@dataclass(frozen=True)
-class KernelRow:
+class KernelRow(NamedTuple):
     kernel: Link
     implementations: int
     gpus: str
@@ -152,16 +148,14 @@ class KernelRow:
     newest: str
 
 
-@dataclass(frozen=True)
-class SourceBlock:
+class SourceBlock(NamedTuple):
     attribution: Attribution
     runs: int
     facts: tuple[Fact, ...]
     reasons: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
-class HomeContext:
+class HomeContext(NamedTuple):
     meta: PageMeta
     counts: tuple[Fact, ...]
     newest: RunRow | None
@@ -171,8 +165,7 @@ class HomeContext:
     recent: tuple[RunRow, ...]
 
 
-@dataclass(frozen=True)
-class RankRow:
+class RankRow(NamedTuple):
     rank: str
     implementation: Link
     baseline: bool
@@ -184,8 +177,7 @@ class RankRow:
     note: str
 
 
-@dataclass(frozen=True)
-class ShapeTable:
+class ShapeTable(NamedTuple):
     label: str
     workload: Link
     rows: tuple[RankRow, ...]
@@ -217,24 +209,21 @@ class ChartBlock:
     rendered: KeptMarkup = field(default_factory=KeptMarkup, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class GpuBlock:
+class GpuBlock(NamedTuple):
     anchor: str
     gpu: Link
     charts: tuple[ChartBlock, ...]
     missing: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class PassBlock:
+class PassBlock(NamedTuple):
     anchor: str
     name: str
     gpus: tuple[GpuBlock, ...]
     missing_gpus: tuple[Link, ...]
 
 
-@dataclass(frozen=True)
-class ImplementationRow:
+class ImplementationRow(NamedTuple):
     implementation: Link
     label: str
     baseline: bool
@@ -242,16 +231,14 @@ class ImplementationRow:
     runs: int
 
 
-@dataclass(frozen=True)
-class Operand:
+class Operand(NamedTuple):
     direction: str
     name: str
     shape: str
     dtype: str
 
 
-@dataclass(frozen=True)
-class KernelContext:
+class KernelContext(NamedTuple):
     meta: PageMeta
     description: str | None  # Markdown
     facts: tuple[Fact, ...]
@@ -263,15 +250,13 @@ class KernelContext:
     derived: bool  # no OperationSpec: the kernel comes from run titles
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(NamedTuple):
     name: str
     shape: str
     dtype: str
 
 
-@dataclass(frozen=True)
-class Headline:
+class Headline(NamedTuple):
     """One metric of a run, spelled out: value, exact raw value, spread."""
 
     metric: str
@@ -280,8 +265,7 @@ class Headline:
     spread: str
 
 
-@dataclass(frozen=True)
-class RunContext:
+class RunContext(NamedTuple):
     meta: PageMeta
     headlines: tuple[Headline, ...]
     status: str
@@ -297,8 +281,7 @@ class RunContext:
     identity: Identity
 
 
-@dataclass(frozen=True)
-class ResourceContext:
+class ResourceContext(NamedTuple):
     meta: PageMeta
     kind_word: str
     description: str | None
@@ -312,8 +295,7 @@ class ResourceContext:
     pager: tuple[Link, ...] = ()  # the pages listing the rest; () when `runs` holds them all
 
 
-@dataclass(frozen=True)
-class ListContext:
+class ListContext(NamedTuple):
     meta: PageMeta
     intro: str
     columns: tuple[str, ...]
@@ -321,13 +303,11 @@ class ListContext:
     pager: tuple[Link, ...] = ()  # links to the other pages of a long list
 
 
-@dataclass(frozen=True)
-class NotFoundContext:
+class NotFoundContext(NamedTuple):
     meta: PageMeta
 
 
-@dataclass(frozen=True)
-class ChangeItem:
+class ChangeItem(NamedTuple):
     """A resource added, removed or with modified metadata."""
 
     kind_word: str
@@ -337,8 +317,7 @@ class ChangeItem:
     note: str  # what metadata changed; ""
 
 
-@dataclass(frozen=True)
-class RunChangeRow:
+class RunChangeRow(NamedTuple):
     """A run measured again: its page here and in the base, and its value in both."""
 
     run: Link
@@ -353,8 +332,7 @@ class RunChangeRow:
     percent: str
 
 
-@dataclass(frozen=True)
-class ChangeSection:
+class ChangeSection(NamedTuple):
     anchor: str
     title: str
     kernel: Link | None  # None: protocols, GPUs and projects
@@ -365,8 +343,7 @@ class ChangeSection:
     modified: tuple[ChangeItem, ...]
 
 
-@dataclass(frozen=True)
-class ChangesContext:
+class ChangesContext(NamedTuple):
     meta: PageMeta
     head: str
     base: str
