@@ -13,7 +13,7 @@ import json
 import multiprocessing
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
@@ -237,14 +237,18 @@ MIN_CHUNK_FILES = 50
 
 
 def load_content(
-    content_dir: Path, workers: int | None = None, cache: LoadCache | None = None
+    content_dir: Path,
+    workers: int | None = None,
+    cache: LoadCache | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> LoadResult:
     """Every resource under `content_dir`, and every problem found on the way.
 
     A big tree is read by `workers` forked processes (default: two per CPU), in chunks of
     files taken in walk order and merged back in that order, so the result is the same as one
     process's. Each resource comes back as its normalised document (orjson bytes), never as a
-    pickled model.
+    pickled model. `meanwhile`, if given, is called once: while the workers read, when there
+    are any (the caller's own work, done beside them rather than after), else after the load.
     """
     problems: list[Problem] = []
     label = content_dir.resolve().name or "content"
@@ -252,19 +256,24 @@ def load_content(
         (path, f"{label}/{relative}") for path, relative in _walk(content_dir, problems, label)
     ]
     if cache is not None:
-        return _load_cached(files, problems, cache, workers)
+        return _load_cached(files, problems, cache, workers, meanwhile)
     resources: list[LoadedResource] = []
     count = workers if workers is not None else _load_processes()
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
         chunks = _guided_chunks(files, count)
         store = DocumentStore()
         with multiprocessing.get_context("fork").Pool(count) as pool:
-            for packed, found in pool.imap(_load_chunk, chunks):
+            results = pool.imap(_load_chunk, chunks)
+            if meanwhile is not None:
+                meanwhile()
+            for packed, found in results:
                 resources += unpack(packed, store)
                 problems += found
     else:
         for path, shown in files:
             _load_one(path, shown, resources, problems)
+        if meanwhile is not None:
+            meanwhile()
     return LoadResult(resources, problems, len(files))
 
 
@@ -320,20 +329,25 @@ def _load_cached(
     problems: list[Problem],
     cache: LoadCache,
     workers: int | None,
+    meanwhile: Callable[[], object] | None,
 ) -> LoadResult:
     """Files whose size, times and inode are unchanged are not read again; `cache` is updated
-    in place to hold exactly the files of this walk."""
+    in place to hold exactly the files of this walk. `meanwhile` as in `load_content`."""
     keys = {shown: _stat_key(path) for path, shown in files}
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
     count = workers if workers is not None else _load_processes()
     if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
         with multiprocessing.get_context("fork").Pool(count) as pool:
             results = pool.imap(_load_chunk, [[item] for item in stale], chunksize=CHUNK_FILES)
+            if meanwhile is not None:
+                meanwhile()
             for (_, shown), (packed, found) in zip(stale, results, strict=True):
                 cache[shown] = (keys[shown], packed, found)
     else:
         for item in stale:
             cache[item[1]] = (keys[item[1]], *_load_chunk([item]))
+        if meanwhile is not None:
+            meanwhile()
     for shown in set(cache) - set(keys):
         del cache[shown]
     resources: list[LoadedResource] = []

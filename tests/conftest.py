@@ -17,6 +17,25 @@ FIXTURES = REPOSITORY / "tests" / "fixtures"
 # `SITEGEN_REGENERATE=1 pytest` rewrites every expected-output file instead of comparing.
 REGENERATE = os.environ.get("SITEGEN_REGENERATE") == "1"
 
+# Hostile strings a contributor could put in content (test_render.py, test_templating.py).
+SCRIPT = "</script><script>alert(1)</script>"
+IMG = '<img src=x onerror="alert(2)">'
+HOSTILE_TITLE = f"LayerNorm {SCRIPT} · liger {IMG} · backward"
+HOSTILE_MARKDOWN = (
+    f"[click](javascript:alert(3)) [ok](https://example.org/) <b>raw</b> {IMG} "
+    "[data](data:text/html;base64,PHNjcmlwdD4=) ![pic](https://tracker.example/p.png) \u2028"
+)
+# What would execute or load if it reached the HTML unescaped (as text, the words are harmless).
+NEEDLES = (
+    "<script>alert(1)",
+    "<img",
+    'onerror="alert',
+    'href="javascript:',
+    'href="data:text',
+    "<b>raw</b>",
+    'src="https://tracker',
+)
+
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))

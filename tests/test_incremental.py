@@ -14,6 +14,7 @@ import sitegen.incremental
 import sitegen.load
 import sitegen.pages
 import sitegen.render
+import sitegen.templating
 from sitegen.build import build_site, rebuild_runs
 from sitegen.digest import digest
 from sitegen.incremental import cache_dir, read_state, write_state
@@ -124,8 +125,8 @@ def test_template_change_rebuilds_what_it_shows(
     shutil.copytree(sitegen.render.TEMPLATES_DIR, templates)
     run_template = templates / "run.html"
     run_template.write_text(run_template.read_text().replace("What was measured", "Measured"))
-    original = sitegen.render.make_environment
-    monkeypatch.setattr(sitegen.render, "make_environment", lambda: original(templates))
+    original = sitegen.templating.make_environment
+    monkeypatch.setattr(sitegen.templating, "make_environment", lambda: original(templates))
     monkeypatch.setattr(sitegen.incremental, "TEMPLATES_DIR", templates)
     assert build_site(content, out, incremental=True).out_dir is not None
     assert tree(out) == cold(content, tmp_path, "templates")

@@ -211,6 +211,31 @@ def test_parallel_load_equals_one_process(tmp_path: Path, monkeypatch: pytest.Mo
         assert pickle.loads(pickle.dumps(mine)).document == theirs.document
 
 
+@pytest.mark.parametrize(("workers", "cached"), [(1, False), (2, False), (1, True), (2, True)])
+def test_meanwhile_runs_once_beside_the_load_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, cached: bool
+) -> None:
+    """The caller's own work (build.py: compiling the templates) is done while the workers
+    read, not after: once, with the workers alive; without workers, once after the load."""
+    import multiprocessing
+
+    import sitegen.load
+    from tests.conftest import FIXTURES
+
+    monkeypatch.setattr(sitegen.load, "PARALLEL_MIN_FILES", 0)
+    seen: list[tuple[int, int]] = []
+
+    def meanwhile() -> None:
+        seen.append((len(multiprocessing.active_children()), len(seen)))
+
+    cache: sitegen.load.LoadCache | None = {} if cached else None
+    loaded = load_content(
+        FIXTURES / "site" / "content", workers=workers, cache=cache, meanwhile=meanwhile
+    )
+    assert loaded.resources and not loaded.problems
+    assert seen == [(workers if workers > 1 else 0, 0)]
+
+
 @pytest.mark.parametrize("count", [1, 49, 1000, 4354, 20_001])
 def test_load_chunks_cover_every_file_in_order_and_shrink_to_the_end(count: int) -> None:
     files = [(Path(f"{i}.json"), f"content/{i}.json") for i in range(count)]

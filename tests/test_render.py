@@ -1,4 +1,5 @@
-"""render.py: escaping of content in HTML, JSON script blocks and Markdown; assets."""
+"""render.py: hostile content stays escaped in every file of a build; assets; the JSON files;
+the parallel render's chunks."""
 
 from __future__ import annotations
 
@@ -9,103 +10,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from markupsafe import Markup, escape
 
 from sitegen.build import build_site
-from sitegen.render import (
-    CHUNK_PAGES,
-    _Chunks,
-    _safe_link,
-    escape_output,
-    make_environment,
-    markdown_renderer,
-    script_json,
-    site_assets,
-)
-from tests.conftest import FIXTURES
+from sitegen.render import CHUNK_PAGES, _Chunks, site_assets
+from tests.conftest import FIXTURES, HOSTILE_MARKDOWN, HOSTILE_TITLE, IMG, NEEDLES, SCRIPT
 
 SITE_CONTENT = FIXTURES / "site" / "content"
-SCRIPT = "</script><script>alert(1)</script>"
-IMG = '<img src=x onerror="alert(2)">'
-HOSTILE_TITLE = f"LayerNorm {SCRIPT} · liger {IMG} · backward"
-HOSTILE_MARKDOWN = (
-    f"[click](javascript:alert(3)) [ok](https://example.org/) <b>raw</b> {IMG} "
-    "[data](data:text/html;base64,PHNjcmlwdD4=) ![pic](https://tracker.example/p.png) \u2028"
-)
-# What would execute or load if it reached the HTML unescaped (as text, the words are harmless).
-NEEDLES = (
-    "<script>alert(1)",
-    "<img",
-    'onerror="alert',
-    'href="javascript:',
-    'href="data:text',
-    "<b>raw</b>",
-    'src="https://tracker',
-)
-
-
-@given(st.text() | st.integers() | st.floats() | st.booleans() | st.none())
-def test_output_escaping_is_markupsafes(value: object) -> None:
-    assert escape_output(value) == str(escape(value))
-    assert escape_output(Markup(f"<b>{value}</b>")) == f"<b>{value}</b>"  # already safe
-
-
-def test_templates_escape_what_they_output_and_keep_markup() -> None:
-    template = make_environment().from_string(
-        "{{ text }}|{{ number }}|{{ safe }}|{% set block %}<i>{{ text }}</i>{% endset %}{{ block }}"
-    )
-    page = template.render(text=SCRIPT + "'&", number=3, safe=Markup("<em>ok</em>"))
-    assert page == (
-        "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;|3|<em>ok</em>|"
-        "<i>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;</i>"
-    )
-    assert "escape_output(" in make_environment().compile("{{ text }}", raw=True), (
-        "templates compiled with escape_output"
-    )
-
-
-def test_templates_hold_their_globals_in_one_dict() -> None:
-    environment = make_environment()
-    template = environment.get_template("run.html")
-    # A plain dict: each render copies it into the page's context (a ChainMap copied slowly).
-    assert type(template.globals) is dict
-    assert template.globals.keys() >= environment.globals.keys() >= {"facts", "identity", "link"}
-    page = environment.from_string("{{ facts(items) }}", globals={"items": ()}).render()
-    assert page.strip() == '<dl class="facts">\n</dl>', "template globals overlay the environment's"
-
-
-def test_script_json_cannot_close_its_block() -> None:
-    text = str(script_json({"t": SCRIPT + "&\u2028\u2029<!--"}))
-    assert "<" not in text and ">" not in text and "&" not in text
-    assert "\u2028" not in text and "\u2029" not in text
-    assert json.loads(text) == {"t": SCRIPT + "&\u2028\u2029<!--"}
-
-
-@pytest.mark.parametrize(
-    ("url", "allowed"),
-    [
-        ("https://example.org/x", True),
-        ("http://example.org", True),
-        ("../runs/", True),
-        ("#anchor", True),
-        ("javascript:alert(1)", False),
-        ("JaVaScRiPt:alert(1)", False),
-        ("vbscript:x", False),
-        ("data:text/html,x", False),
-        ("//evil.example/", False),
-        ("file:///etc/passwd", False),
-    ],
-)
-def test_markdown_links(url: str, allowed: bool) -> None:
-    assert _safe_link(url) is allowed
-
-
-def test_markdown_drops_html_images_and_bad_links() -> None:
-    html = str(markdown_renderer()(HOSTILE_MARKDOWN))
-    assert '<a href="https://example.org/">ok</a>' in html
-    for needle in NEEDLES[1:]:
-        assert needle not in html, needle
-    assert "&lt;b&gt;raw&lt;/b&gt;" in html
 
 
 def test_hostile_content_never_unescaped(tmp_path: Path) -> None:
@@ -155,7 +65,6 @@ def test_assets_are_content_hashed() -> None:
 
 
 def _json_values() -> object:
-    from hypothesis import strategies as st
 
     floats = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
         [1e-5, 1e-7, 5e-324, 1e16, 1e21, -0.0, 4096.0, 0.0001, 1.5e-10, 123.456]
@@ -176,7 +85,7 @@ def test_compact_json_equals_json_dumps() -> None:
     """The twins' orjson path writes exactly what json.dumps writes, or defers to it."""
     import json
 
-    from hypothesis import given, settings
+    from hypothesis import settings
 
     from sitegen.render import compact_json
 
@@ -286,7 +195,7 @@ def test_sitemap_escapes_what_xml_needs() -> None:
 
 def test_kept_documents_equal_documents_written_whole() -> None:
     """Lines kept by identity: after any edit of the items, the same bytes as a fresh write."""
-    from hypothesis import given, settings
+    from hypothesis import settings
     from hypothesis import strategies as st
 
     from sitegen.render import KeptDocuments

@@ -1,0 +1,159 @@
+"""The jinja environment pages are rendered with: autoescaping compiled to plain `str` escapes,
+one dict of globals per template, the filters (Markdown without HTML, JSON for script blocks),
+and the shared macros as globals.
+
+Its own module because jinja2 and markdown-it cost ~0.1 s to import and the templates ~0.1 s to
+compile: `sitegen build` does both while the load workers read the content (build.py), not
+before them, and nothing else imports this module at its top.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.nodes import Expr, Template
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+try:  # markupsafe's own C escaping, without the Markup object around its result
+    from markupsafe._speedups import _escape_inner
+except ImportError:  # pragma: no cover - markupsafe built without its C extension
+    from markupsafe._native import _escape_inner
+
+from sitegen.pages import ChartBlock
+from sitegen.render import TEMPLATES_DIR
+
+# Characters that could end a <script> block or a JS string early, as JSON escapes (replaced
+# one by one: str.translate looks each character of a chart's JSON up in a dict, 10× slower).
+_SCRIPT_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
+# --- filters ------------------------------------------------------------------------------------
+
+
+def script_json(value: Any) -> Markup:
+    """JSON safe inside <script type="application/json">: nothing in it can close the block."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for character, escaped in _SCRIPT_ESCAPES:
+        text = text.replace(character, escaped)
+    return Markup(text)
+
+
+def _safe_link(url: str) -> bool:
+    """Markdown links may go to http(s) or stay relative; never javascript:, data: and the like."""
+    stripped = url.strip()
+    if not stripped or stripped.startswith("//"):
+        return False
+    scheme = urlsplit(stripped).scheme.lower()
+    if scheme:
+        return scheme in ("http", "https")
+    return ":" not in stripped.split("/", 1)[0]
+
+
+def markdown_renderer() -> Callable[[str], Markup]:
+    md = MarkdownIt("commonmark", {"html": False})
+    md.disable("image")  # no third-party requests from content
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+
+    def render(text: str) -> Markup:
+        return Markup(md.render(text))
+
+    return render
+
+
+def escape_output(value: Any) -> str:
+    """`markupsafe.escape` for text going straight into a page: the same characters escaped,
+    but a plain `str` back (a `Markup` would only be joined into the page and dropped)."""
+    if type(value) is str:
+        return _escape_inner(value)  # type: ignore[no-any-return]
+    if hasattr(value, "__html__"):
+        return value.__html__()  # type: ignore[no-any-return]
+    return _escape_inner(str(value))  # type: ignore[no-any-return]
+
+
+class _OutputEscaping(CodeGenerator):
+    """Compiles each `{{ … }}` of an autoescaped template to `escape_output(…)`, not jinja's
+    `escape(…)`: building a `Markup` for every value was a third of a run page's render time.
+    Only the output of `{{ … }}` changes; macros, `{% set %}` blocks and filters are jinja's."""
+
+    def visit_Template(self, node: Template, frame: Frame | None = None) -> None:
+        self.writeline(f"from {__name__} import escape_output")
+        super().visit_Template(node, frame)
+
+    def _output_child_pre(self, node: Expr, frame: Frame, finalize: Any) -> None:
+        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:
+            super()._output_child_pre(node, frame, finalize)
+            return
+        self.write("escape_output(")
+        if finalize.src is not None:
+            self.write(finalize.src)
+
+
+class _FlatGlobals(Environment):
+    """Each template's globals as one dict, not jinja's ChainMap over the environment's.
+
+    Every render copies the globals into a new context, and iterating a ChainMap made that ~15 %
+    of a run page's render time. The globals are all set in `make_environment`, before any
+    page template is loaded (jinja asks the same: its ChainMap only matters for later changes).
+    """
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        return {**self.globals, **(d or {})}
+
+
+def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
+    environment = _FlatGlobals(
+        loader=FileSystemLoader(str(templates)),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+    environment.code_generator_class = _OutputEscaping
+    environment.filters["markdown"] = markdown_renderer()
+    environment.filters["script_json"] = script_json
+    macros = environment.get_template("_macros.html").module
+    # The macros of _macros.html are globals: a template importing them paid ~9 µs a render
+    # (7 % of a run page). `facts` and `figure` are wrapped below.
+    for name in ("link", "run_table", "identity", "pager"):
+        environment.globals[name] = getattr(macros, name)
+    # The protocol and environment blocks repeat on thousands of run pages: render each once.
+    # Facts are named tuples (immutable), so the macro's argument is its own cache key.
+    macro = macros.facts  # type: ignore[attr-defined]
+    cached = functools.lru_cache(maxsize=4096)(macro)
+
+    def facts(items: Any) -> Markup:
+        return cached(items) if isinstance(items, tuple) else macro(items)  # type: ignore[no-any-return]
+
+    environment.globals["facts"] = facts
+    chart_figure = macros.chart_figure  # type: ignore[attr-defined]
+
+    def figure(chart: ChartBlock) -> str:
+        # A chart kept by a PlanCache (pages.py) keeps its HTML for the next rebuild too.
+        kept = chart.rendered
+        if kept.markup is not None:
+            return kept.markup
+        markup: str = chart_figure(chart)
+        if kept.keep:
+            kept.markup = markup
+        return markup
+
+    environment.globals["figure"] = figure
+    for name in environment.list_templates(extensions=("html", "xml")):
+        environment.get_template(name)  # compiled now, once, not by the first page to use it
+    return environment

@@ -1,0 +1,108 @@
+"""templating.py: escaping of content in HTML, JSON script blocks and Markdown; the globals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from markupsafe import Markup, escape
+
+from sitegen.render import TEMPLATES_DIR
+from sitegen.templating import (
+    _safe_link,
+    escape_output,
+    make_environment,
+    markdown_renderer,
+    script_json,
+)
+from tests.conftest import HOSTILE_MARKDOWN, NEEDLES, SCRIPT
+
+
+@given(st.text() | st.integers() | st.floats() | st.booleans() | st.none())
+def test_output_escaping_is_markupsafes(value: object) -> None:
+    assert escape_output(value) == str(escape(value))
+    assert escape_output(Markup(f"<b>{value}</b>")) == f"<b>{value}</b>"  # already safe
+
+
+def test_templates_escape_what_they_output_and_keep_markup() -> None:
+    template = make_environment().from_string(
+        "{{ text }}|{{ number }}|{{ safe }}|{% set block %}<i>{{ text }}</i>{% endset %}{{ block }}"
+    )
+    page = template.render(text=SCRIPT + "'&", number=3, safe=Markup("<em>ok</em>"))
+    assert page == (
+        "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;|3|<em>ok</em>|"
+        "<i>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;</i>"
+    )
+    assert "escape_output(" in make_environment().compile("{{ text }}", raw=True), (
+        "templates compiled with escape_output"
+    )
+
+
+def test_templates_hold_their_globals_in_one_dict() -> None:
+    environment = make_environment()
+    template = environment.get_template("run.html")
+    # A plain dict: each render copies it into the page's context (a ChainMap copied slowly).
+    assert type(template.globals) is dict
+    assert template.globals.keys() >= environment.globals.keys() >= {"facts", "identity", "link"}
+    page = environment.from_string("{{ facts(items) }}", globals={"items": ()}).render()
+    assert page.strip() == '<dl class="facts">\n</dl>', "template globals overlay the environment's"
+
+
+def test_script_json_cannot_close_its_block() -> None:
+    text = str(script_json({"t": SCRIPT + "&\u2028\u2029<!--"}))
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert "\u2028" not in text and "\u2029" not in text
+    assert json.loads(text) == {"t": SCRIPT + "&\u2028\u2029<!--"}
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://example.org/x", True),
+        ("http://example.org", True),
+        ("../runs/", True),
+        ("#anchor", True),
+        ("javascript:alert(1)", False),
+        ("JaVaScRiPt:alert(1)", False),
+        ("vbscript:x", False),
+        ("data:text/html,x", False),
+        ("//evil.example/", False),
+        ("file:///etc/passwd", False),
+    ],
+)
+def test_markdown_links(url: str, allowed: bool) -> None:
+    assert _safe_link(url) is allowed
+
+
+def test_markdown_drops_html_images_and_bad_links() -> None:
+    html = str(markdown_renderer()(HOSTILE_MARKDOWN))
+    assert '<a href="https://example.org/">ok</a>' in html
+    for needle in NEEDLES[1:]:
+        assert needle not in html, needle
+    assert "&lt;b&gt;raw&lt;/b&gt;" in html
+
+
+def test_every_template_is_compiled_with_the_environment() -> None:
+    """make_environment compiles them all (during the load, in a build), the partials too:
+    `_base.html` would otherwise compile when the first page extends it."""
+    environment = make_environment()
+    assert environment.cache is not None
+    compiled = {key[1] for key in environment.cache}
+    files = {path.name for path in TEMPLATES_DIR.iterdir() if path.suffix in (".html", ".xml")}
+    assert compiled == files and {"_base.html", "run.html", "feed.xml"} <= files
+
+
+def test_the_command_line_imports_jinja_only_when_a_build_needs_it() -> None:
+    """`sitegen` starts the load workers before jinja and markdown-it are imported (~0.1 s
+    that build_site spends beside them): nothing the command line imports at its top may
+    import them."""
+    import subprocess
+    import sys
+
+    code = "import sys, sitegen.cli; print(sorted({'jinja2', 'markdown_it'} & set(sys.modules)))"
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert found.strip() == "[]"
