@@ -33,7 +33,7 @@ from sitegen.changes import (
 )
 from sitegen.charts import chart_spec, colours_for, display_unit, metric_name
 from sitegen.deploy import BRANCH_DEPLOY, DEPLOY_PREVIEW, Deployment
-from sitegen.digest import canonical_json, identity_document, short
+from sitegen.digest import identity_document, known_canonical_json, short
 from sitegen.display import KIND_WORDS, Numbers, environment_label, title_of
 from sitegen.kernels import (
     LATENCY,
@@ -2252,9 +2252,8 @@ class _Planner:
 
 
 def canonical_text(document: dict[str, Any], digest_value: str) -> str:
-    """The RFC 8785 text whose sha256 is `digest_value` (canonical_json takes orjson's path
-    whenever that is provably the same text)."""
-    return canonical_json(document).decode()
+    """The RFC 8785 text whose sha256 is `digest_value`."""
+    return known_canonical_json(document, digest_value).decode()
 
 
 def _spread_names(series: Series) -> tuple[str, str] | None:

@@ -238,3 +238,30 @@ def test_orjson_canonical_path_equals_the_rfc8785_package_on_unicode(value: dict
     import rfc8785
 
     assert canonical_json(value) == rfc8785.dumps(value)
+
+
+@given(st.dictionaries(unicode_text, wide_values, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_known_canonical_json_is_canonical_json_whatever_orjson_writes(
+    value: dict[str, Any],
+) -> None:
+    """With the value's digest known, orjson's bytes are kept only when they hash to it."""
+    import hashlib
+
+    from sitegen.digest import known_canonical_json
+
+    canonical = canonical_json(value)
+    known = "sha256:" + hashlib.sha256(canonical).hexdigest()
+    assert known_canonical_json(value, known) == canonical
+    assert known_canonical_json(value, "sha256:" + "0" * 64) == canonical  # a wrong one: checked
+
+
+def test_known_canonical_json_keeps_orjsons_bytes_only_when_they_hash_to_the_digest() -> None:
+    import hashlib
+
+    from sitegen.digest import known_canonical_json
+
+    for value in ({"a": 4096.0, "b": 1e-7}, {"\U0001f600": 1, "\ufb01": 2}, {"run": "x", "n": 3}):
+        canonical = canonical_json(value)
+        known = "sha256:" + hashlib.sha256(canonical).hexdigest()
+        assert known_canonical_json(value, known) == canonical
