@@ -16,8 +16,7 @@ import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sitegen.catalog import Catalog, merge_sorted
 from sitegen.load import LoadedResource
@@ -32,8 +31,9 @@ _PASS_IN_TITLE = re.compile(r"·\s*([a-z]+) pass$")
 _CASE_PART = re.compile(r"^([a-z][a-z0-9_]*?)(\d+)$")
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+# The analysis's records are named tuples (as pages.py's): made in C, a million times at 1M runs,
+# and a class costs ~0.1 ms to define where a frozen dataclass cost ~1.3 ms at every start.
+class Shape(NamedTuple):
     """A workload as the charts see it: axes in binding order, dtype, scalars."""
 
     axes: tuple[tuple[str, int], ...]
@@ -52,8 +52,7 @@ def _shape_label(shape: Shape) -> str:
     return " · ".join(part for part in parts if part) or "unknown shape"
 
 
-@dataclass(frozen=True, slots=True)
-class Value:
+class Value(NamedTuple):
     """One metric of one run: a centre and, when recorded, a spread around it."""
 
     metric: str  # `latency` (ns) or a measurement metric such as `peak_memory`
@@ -65,8 +64,7 @@ class Value:
     spread: tuple[str, str] | None  # the statistics low/high came from, e.g. (p20, p80)
 
 
-@dataclass(frozen=True, slots=True)
-class RunFacts:
+class RunFacts(NamedTuple):
     """A run with everything the site derives about it, computed once.
 
     What lists, charts and the manifest read of every run is kept here, so that they never
@@ -108,8 +106,7 @@ class RunFacts:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Implementation:
+class Implementation(NamedTuple):
     """An implementation as one kernel page shows it."""
 
     digest: str
@@ -118,8 +115,7 @@ class Implementation:
     entry: LoadedResource | None
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
+class Cell(NamedTuple):
     """One implementation at one shape of one chart: ranked, unranked, or not measured."""
 
     implementation: Implementation
@@ -131,16 +127,14 @@ class Cell:
     earlier: int  # older runs of the same cohort and implementation, not shown
 
 
-@dataclass(frozen=True, slots=True)
-class ShapeRow:
+class ShapeRow(NamedTuple):
     workload: str
     x: int | None  # the swept axis's value
     shape: Shape
     cells: tuple[Cell, ...]  # ranked first, then unranked, then not measured
 
 
-@dataclass(frozen=True, slots=True)
-class Series:
+class Series(NamedTuple):
     """One chart: a cohort family that differs only in the swept axis."""
 
     element_id: str  # derived from digests, stable across builds
@@ -154,22 +148,19 @@ class Series:
     implementations: tuple[Implementation, ...]  # the traces, sorted by label
 
 
-@dataclass(frozen=True, slots=True)
-class GpuSection:
+class GpuSection(NamedTuple):
     environment: str
     series: tuple[Series, ...]
     missing: tuple[Implementation, ...]  # measured in this pass elsewhere, not on this GPU
 
 
-@dataclass(frozen=True, slots=True)
-class PassSection:
+class PassSection(NamedTuple):
     name: str
     gpus: tuple[GpuSection, ...]
     missing_gpus: tuple[str, ...]  # environments of the kernel not measured in this pass
 
 
-@dataclass(frozen=True, slots=True)
-class Kernel:
+class Kernel(NamedTuple):
     key: str  # the OperationSpec digest, or `kernel:<title>` when derived from runs
     title: str
     slug: str  # the URL name before disambiguation
@@ -180,8 +171,7 @@ class Kernel:
     environments: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Analysis:
+class Analysis(NamedTuple):
     runs: dict[str, RunFacts]  # by digest, sorted
     kernels: tuple[Kernel, ...]  # sorted by title then key
     newest: tuple[RunFacts, ...]  # every run, newest first (`newest_first`)
