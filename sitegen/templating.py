@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import (
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    TemplateSyntaxError,
+)
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.nodes import Expr, Template
 from markdown_it import MarkdownIt
@@ -28,7 +33,7 @@ except ImportError:  # pragma: no cover - markupsafe built without its C extensi
     from markupsafe._native import _escape_inner
 
 from sitegen.pages import ChartBlock
-from sitegen.render import TEMPLATES_DIR
+from sitegen.render import TEMPLATES_DIR, RenderError
 
 # Characters that could end a <script> block or a JS string early, as JSON escapes (replaced
 # one by one: str.translate looks each character of a chart's JSON up in a dict, 10× slower).
@@ -115,6 +120,16 @@ class _FlatGlobals(Environment):
 
 
 def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
+    """The environment with every template compiled. Raises RenderError, naming the template
+    and its line, for one that does not compile (`sitegen serve` then keeps serving)."""
+    try:
+        return _compiled(templates)
+    except TemplateSyntaxError as error:
+        message = f"{templates.name}/{error.name}:{error.lineno}: {error.message}"
+        raise RenderError(message) from None
+
+
+def _compiled(templates: Path) -> Environment:
     environment = _FlatGlobals(
         loader=FileSystemLoader(str(templates)),
         autoescape=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -106,3 +107,33 @@ def test_the_command_line_imports_jinja_only_when_a_build_needs_it() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert found.strip() == "[]"
+
+
+def test_a_template_that_does_not_compile_fails_the_build_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Compiled during the load now, a broken template still fails the build cleanly: one line
+    naming the template and its line, exit 1, nothing written (and `serve` keeps serving)."""
+    import shutil
+
+    import sitegen.templating
+    from sitegen.cli import main
+    from sitegen.render import RenderError
+    from tests.conftest import FIXTURES
+
+    templates = tmp_path / "templates"
+    shutil.copytree(TEMPLATES_DIR, templates)
+    run = templates / "run.html"
+    lines = run.read_text().splitlines(keepends=True)
+    lines[3] = "<h1>{{ page.meta.title }</h1>\n"
+    run.write_text("".join(lines))
+    with pytest.raises(RenderError, match=r"^templates/run\.html:4: unexpected '}'$"):
+        make_environment(templates)
+
+    original = sitegen.templating.make_environment
+    monkeypatch.setattr(sitegen.templating, "make_environment", lambda: original(templates))
+    out = tmp_path / "public"
+    assert main(["build", str(FIXTURES / "site" / "content"), "--out", str(out)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error == "sitegen build: templates/run.html:4: unexpected '}'"
+    assert not out.exists() and not list(tmp_path.glob(".public*"))
