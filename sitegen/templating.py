@@ -16,12 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from jinja2 import (
-    Environment,
-    FileSystemLoader,
-    StrictUndefined,
-    TemplateSyntaxError,
-)
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.nodes import Expr, Template
 from markdown_it import MarkdownIt
