@@ -35,10 +35,17 @@ _EXPONENT = re.compile(rb"[0-9]e[-+]")
 _PAST_BMP = re.compile(rb"[\xf0-\xf4]")  # the lead byte of a 4-byte UTF-8 sequence
 
 
-def _orjson_canonical(value: dict[str, Any]) -> bytes | None:
+def _orjson_sorted(value: dict[str, Any]) -> bytes | None:
+    """orjson's sorted compact bytes, None where it refuses the value."""
     try:
-        fast = orjson.dumps(value, option=_ORJSON_OPTIONS)
+        return orjson.dumps(value, option=_ORJSON_OPTIONS)
     except (orjson.JSONEncodeError, TypeError):
+        return None
+
+
+def _orjson_canonical(value: dict[str, Any]) -> bytes | None:
+    fast = _orjson_sorted(value)
+    if fast is None:
         return None
     # Substring tests first (each a fast scan); the regexes only where a cheap test is unsure.
     if any(pattern in fast for pattern in _ORJSON_RISKY):
@@ -108,11 +115,8 @@ def known_canonical_json(value: dict[str, Any], digest_value: str) -> bytes:
     """`canonical_json(value)` for a value whose digest is known (a loaded resource's identity
     document): orjson's sorted bytes when they hash to it, for then they are the bytes that
     were hashed; a hash costs less than proving them JCS's (`_orjson_canonical`'s scans)."""
-    try:
-        fast = orjson.dumps(value, option=_ORJSON_OPTIONS)
-    except (orjson.JSONEncodeError, TypeError):
-        return canonical_json(value)
-    if digest_of_canonical(fast) == digest_value:
+    fast = _orjson_sorted(value)
+    if fast is not None and digest_of_canonical(fast) == digest_value:
         return fast
     return canonical_json(value)
 

@@ -84,7 +84,7 @@ LIGER_IMPLEMENTATION_PREFIX = "liger-bench-"
 
 
 # The pages' records are named tuples, not frozen dataclasses: a run page makes ~50 of them, and
-# a tuple is made and hashed (render.py caches fact lists) in C, in a third of the time; making
+# a tuple is made and hashed (templating.py caches fact lists) in C, in a third of the time; making
 # the classes themselves cost ~1 ms each at every start (exec of each generated method), ~25 ms.
 class Link(NamedTuple):
     text: str
