@@ -271,12 +271,9 @@ def bench_real(repeat: int) -> dict[str, Any]:
         "write_floor_system_cpu_s": round(statistics.median(system for _, system in floors), 2),
     }
     if memory:
-        result["tmpfs_wall_s"] = statistics.median(m["wall_s"] for m in memory)
-        result["tmpfs_wall_s_all"] = [round(m["wall_s"], 3) for m in memory]
-        result["tmpfs_cpu_s"] = round(statistics.median(m["cpu_s"] for m in memory), 2)
-        result["tmpfs_system_cpu_s"] = round(
-            statistics.median(m["system_cpu_s"] for m in memory), 2
-        )
+        tmpfs = summarise(memory, 3897, stats)
+        for key in ("wall_s", "wall_s_all", "cpu_s", "system_cpu_s"):
+            result[f"tmpfs_{key}"] = tmpfs[key]
     return result
 
 
@@ -443,18 +440,18 @@ def table(results: dict[str, Any]) -> str:
         extra.append(
             f"Real catalog (3,897 runs), cold: **{real['wall_s']:.2f} s**, peak PSS "
             f"{real['peak_pss_mib']:,} MiB, {real['files']:,} files, CPU {real['cpu_s']:.2f} s "
-            f"of which the kernel's {real.get('system_cpu_s', 0):.2f} s"
+            f"of which the kernel's {real['system_cpu_s']:.2f} s"
             + (
                 f"; writing those files alone at the same path, one process, nothing rendered: "
                 f"{real['write_floor_s']:.2f} s (the kernel's CPU: "
-                f"{real.get('write_floor_system_cpu_s', 0):.2f} s)"
+                f"{real['write_floor_system_cpu_s']:.2f} s)"
                 if "write_floor_s" in real
                 else ""
             )
             + (
                 f"; the same build with its output on tmpfs: **{real['tmpfs_wall_s']:.2f} s** "
-                f"(CPU {real.get('tmpfs_cpu_s', 0):.2f} s, the kernel's "
-                f"{real.get('tmpfs_system_cpu_s', 0):.2f} s)."
+                f"(CPU {real['tmpfs_cpu_s']:.2f} s, the kernel's "
+                f"{real['tmpfs_system_cpu_s']:.2f} s)."
                 if "tmpfs_wall_s" in real
                 else "."
             )
