@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import functools
 import json
+import keyword
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError
+from jinja2 import Template as JinjaTemplate
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.nodes import Expr, Template
+from jinja2.nodes import Call, Expr, Getattr, Template
+from jinja2.runtime import Macro
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
@@ -84,10 +87,22 @@ def escape_output(value: Any) -> str:
     return _escape_inner(str(value))  # type: ignore[no-any-return]
 
 
-class _OutputEscaping(CodeGenerator):
-    """Compiles each `{{ … }}` of an autoescaped template to `escape_output(…)`, not jinja's
-    `escape(…)`: building a `Markup` for every value was a third of a run page's render time.
-    Only the output of `{{ … }}` changes; macros, `{% set %}` blocks and filters are jinja's."""
+class _LeanCode(CodeGenerator):
+    """jinja's code generator with three costs of its generality removed, each measured on a
+    run page's render (docs/performance.md):
+
+    - each `{{ … }}` of an autoescaped template is compiled to `escape_output(…)`, not jinja's
+      `escape(…)`: building a `Markup` for every value was a third of the time;
+    - `x.name` is Python's attribute access, not `environment.getattr(x, "name")` (a method
+      call that falls back to `x["name"]`): what templates read are named tuples (pages.py),
+      and a dict's keys are not attributes here (a template that tries gets AttributeError);
+      ~14 % of the time;
+    - a call (`{{ facts(page.summary) }}`) is a plain Python call, not `context.call(…)`, which
+      inspects the callee for a context argument on every call: `make_environment` refuses a
+      global that asks for one; ~18 % of the time.
+
+    Macros, `{% set %}` blocks, filters and tests are jinja's.
+    """
 
     def visit_Template(self, node: Template, frame: Frame | None = None) -> None:
         self.writeline(f"from {__name__} import escape_output")
@@ -101,17 +116,74 @@ class _OutputEscaping(CodeGenerator):
         if finalize.src is not None:
             self.write(finalize.src)
 
+    def visit_Getattr(self, node: Getattr, frame: Frame) -> None:
+        if self.environment.sandboxed or self.environment.is_async:
+            super().visit_Getattr(node, frame)
+            return
+        if node.attr.isidentifier() and not keyword.iskeyword(node.attr):
+            self.visit(node.node, frame)
+            self.write(f".{node.attr}")
+        else:  # `x.class` is no Python: getattr(x, 'class')
+            self.write("getattr(")
+            self.visit(node.node, frame)
+            self.write(f", {node.attr!r})")
 
-class _FlatGlobals(Environment):
-    """Each template's globals as one dict, not jinja's ChainMap over the environment's.
+    def visit_Call(self, node: Call, frame: Frame, forward_caller: bool = False) -> None:
+        if forward_caller or self.environment.sandboxed or self.environment.is_async:
+            super().visit_Call(node, frame, forward_caller)  # {% call %} passes `caller`
+            return
+        # `signature` writes each argument after a comma: `f(*(), a, b)` is `f(a, b)`.
+        self.write("(")
+        self.visit(node.node, frame)
+        self.write(")(*()")
+        self.signature(node, frame)
+        self.write(")")
 
-    Every render copies the globals into a new context, and iterating a ChainMap made that ~15 %
-    of a run page's render time. The globals are all set in `make_environment`, before any
-    page template is loaded (jinja asks the same: its ChainMap only matters for later changes).
+
+class _Compiled(Environment):
+    """An environment whose templates, once loaded, never change (`auto_reload` is off and
+    every global is set in `make_environment` before a page template is loaded):
+
+    - each template's globals are one dict, not jinja's ChainMap over the environment's: every
+      render copies the globals into a new context, and iterating a ChainMap made that ~15 % of
+      a run page's render time;
+    - `get_template` answers from a dict: `{% extends %}` calls it on every render, and
+      jinja's own cache (a weak reference, a lock, a queue) was ~7 % of a run page's.
     """
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._loaded: dict[str | JinjaTemplate, JinjaTemplate] = {}
 
     def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         return {**self.globals, **(d or {})}
+
+    def get_template(
+        self,
+        name: str | JinjaTemplate,
+        parent: str | None = None,
+        globals: MutableMapping[str, Any] | None = None,
+    ) -> JinjaTemplate:
+        if parent is not None and isinstance(name, str):
+            name = self.join_path(name, parent)
+        found = self._loaded.get(name) if globals is None else None
+        if found is None:
+            found = super().get_template(name, globals=globals)
+            if globals is None:
+                self._loaded[name] = found
+        return found
+
+
+def _check_plain_globals(environment: Environment) -> None:
+    """Templates call globals as plain functions (_LeanCode): refuse one that asks jinja for
+    its context, environment or evaluation context. A macro may: called without one, it
+    takes the autoescaping it was compiled with, which is the environment's (always on)."""
+    for name, value in environment.globals.items():
+        if isinstance(value, Macro):
+            continue
+        method = type(value).__call__ if callable(value) else None  # a callable object's
+        if hasattr(value, "jinja_pass_arg") or hasattr(method, "jinja_pass_arg"):
+            raise TypeError(f"the template global {name!r} asks jinja for its context")
 
 
 def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
@@ -125,7 +197,7 @@ def make_environment(templates: Path = TEMPLATES_DIR) -> Environment:
 
 
 def _compiled(templates: Path) -> Environment:
-    environment = _FlatGlobals(
+    environment = _Compiled(
         loader=FileSystemLoader(str(templates)),
         autoescape=True,
         undefined=StrictUndefined,
@@ -134,7 +206,7 @@ def _compiled(templates: Path) -> Environment:
         keep_trailing_newline=True,
         auto_reload=False,
     )
-    environment.code_generator_class = _OutputEscaping
+    environment.code_generator_class = _LeanCode
     environment.filters["markdown"] = markdown_renderer()
     environment.filters["script_json"] = script_json
     macros = environment.get_template("_macros.html").module
@@ -164,6 +236,7 @@ def _compiled(templates: Path) -> Environment:
         return markup
 
     environment.globals["figure"] = figure
+    _check_plain_globals(environment)
     for name in environment.list_templates(extensions=("html", "xml")):
         environment.get_template(name)  # compiled now, once, not by the first page to use it
     return environment

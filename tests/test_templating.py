@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from jinja2 import Environment, StrictUndefined, UndefinedError, pass_context
 from markupsafe import Markup, escape
 
 from sitegen.render import TEMPLATES_DIR
 from sitegen.templating import (
+    _check_plain_globals,
     _safe_link,
     escape_output,
     make_environment,
@@ -49,6 +52,78 @@ def test_templates_hold_their_globals_in_one_dict() -> None:
     assert template.globals.keys() >= environment.globals.keys() >= {"facts", "identity", "link"}
     page = environment.from_string("{{ facts(items) }}", globals={"items": ()}).render()
     assert page.strip() == '<dl class="facts">\n</dl>', "template globals overlay the environment's"
+
+
+# Templates exercising what _LeanCode compiles its own way (attributes, keyword attributes,
+# calls with keywords and unpacking, macros calling macros, loops): the output must be jinja's.
+LEAN_CASES = {
+    "attributes": "{{ a.b.c }}|{% for x in a.items_ %}{{ x.n }}{% endfor %}|{{ a.class }}",
+    "calls": (
+        "{% macro m(x, y=2) %}[{{ x }}{{ y }}]{% endmacro %}"
+        "{% macro outer(x) %}{{ m(x, y=x) }}{% endmacro %}"
+        "{{ m(1) }}{{ m(1, y=3) }}{{ m(*args) }}{{ m(**kwargs) }}{{ outer(5) }}"
+        "{{ join(args) }}{{ range(3)|list }}{% for i in range(2) %}{{ loop.index }}{% endfor %}"
+    ),
+    "escaping": "{{ text }}{{ m }}{% set x %}<b>{{ text }}</b>{% endset %}{{ x }}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEAN_CASES))
+def test_lean_code_renders_what_jinja_renders(name: str) -> None:
+    a = SimpleNamespace(
+        b=SimpleNamespace(c=SCRIPT),
+        items_=[SimpleNamespace(n=1), SimpleNamespace(n="<2>")],
+        **{"class": "c&"},
+    )
+    values = {
+        "a": a,
+        "args": (7, 8),
+        "kwargs": {"x": 9},
+        "join": lambda items: "-".join(map(str, items)),
+        "text": SCRIPT,
+        "m": Markup("<i>kept</i>"),
+    }
+    stock = Environment(autoescape=True, undefined=StrictUndefined)
+    ours = make_environment()
+    expected = stock.from_string(LEAN_CASES[name]).render(values)
+    assert ours.from_string(LEAN_CASES[name]).render(values) == expected
+
+
+def test_lean_code_calls_and_reads_attributes_directly() -> None:
+    environment = make_environment()
+    source = (TEMPLATES_DIR / "run.html").read_text()
+    code = environment.compile(source, "run.html", raw=True)
+    assert "facts" in code and "page" in code
+    assert "context.call(" not in code and "environment.getattr(" not in code
+    # A dict's keys are not attributes: the template fails rather than guessing.
+    with pytest.raises(AttributeError):
+        environment.from_string("{{ d.key }}").render(d={"key": 1})
+
+
+def test_globals_that_want_jinjas_context_are_refused(tmp_path: Path) -> None:
+    environment = make_environment()
+    environment.globals["wants_context"] = pass_context(lambda context: "x")
+    with pytest.raises(TypeError, match="wants_context"):
+        _check_plain_globals(environment)
+    del environment.globals["wants_context"]
+    _check_plain_globals(environment)  # macros (link, facts …) and plain functions pass
+
+
+def test_a_parent_template_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    environment = make_environment()
+    loads = []
+    original = Environment._load_template
+
+    def counted(self: Environment, name: str, globals: object) -> object:
+        loads.append(name)
+        return original(self, name, globals)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Environment, "_load_template", counted)
+    template = environment.get_template("run.html")
+    assert environment.get_template("run.html") is template
+    with pytest.raises(UndefinedError):  # gets as far as {% extends "_base.html" %} and past
+        template.render()
+    assert loads == [], "every template was loaded by make_environment; no lookup reaches jinja"
 
 
 def test_script_json_cannot_close_its_block() -> None:
