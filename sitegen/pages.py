@@ -444,7 +444,7 @@ class Site:
     attributions: tuple[Attribution, ...] = field(default=())
     banner: tuple[Link, ...] = ()  # a preview's banner, every page; () in production
     indexable: bool = True  # False: noindex everywhere (meta, robots.txt, _headers)
-    manifest: Manifest | None = None  # published as /manifest.json
+    manifest: Manifest | Callable[[], Manifest] | None = None  # /manifest.json (Inputs)
     gone: tuple[str, ...] = ()  # with a Replan: the last build's pages of its owners not planned
     replanned: frozenset[str] | None = None  # with a Replan: the owners planned ("": site-wide)
     unchanged: tuple[str, ...] = ()  # with a Replan: site-wide pages that stand as written
@@ -522,7 +522,8 @@ class Inputs:
     reports: dict[str, SourceReport]
     build_date: str | None  # from SOURCE_DATE_EPOCH only; None prints no date
     deployment: Deployment = field(default_factory=Deployment)
-    manifest: Manifest | None = None
+    # Or how to plan it, when nothing reads it before render.py writes it (build.py).
+    manifest: Manifest | Callable[[], Manifest] | None = None
     baseline: Baseline | None = None  # what the changes page compares with; None: no page
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)

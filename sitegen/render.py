@@ -440,7 +440,9 @@ def _extras(
         yield "_headers", b"/*\n  X-Robots-Tag: noindex\n"
     yield "robots.txt", robots.encode()
     if site.manifest is not None:
-        yield MANIFEST, _manifest_json(site.manifest, documents)
+        manifest = site.manifest() if callable(site.manifest) else site.manifest
+        yield MANIFEST, _manifest_json(manifest, documents)
+        del manifest
     yield EXPORT, _export(site.export, documents)
     schemas = schema_documents()
     for kind, schema in schemas.items():

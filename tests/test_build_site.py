@@ -21,8 +21,9 @@ from xml.etree import ElementTree
 
 import pytest
 
-from sitegen.build import build_site
+from sitegen.build import build_site, manifest_of_content
 from sitegen.cli import main
+from sitegen.manifest import manifest_document
 from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -359,6 +360,36 @@ def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
         build_site(SITE_CONTENT, out)
     assert tree(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["public"]
+
+
+@pytest.mark.parametrize("incremental", [False, True])
+def test_the_manifest_is_planned_beside_the_page_worker_unless_needed_first(
+    incremental: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain build plans the manifest once the page worker is forked (one CPU had idled
+    through it); an incremental one keeps it for the next build, so plans it first. The
+    manifest written is the same either way."""
+    import sitegen.build
+    import sitegen.cpus
+    import sitegen.render
+
+    monkeypatch.setattr(sitegen.render, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(sitegen.cpus, "usable_cpus", lambda: 2)
+    planned_while_rendering = []
+    plan = sitegen.build.plan_manifest
+
+    def spy(*args: Any) -> Any:
+        planned_while_rendering.append(sitegen.render._JOB is not None)
+        return plan(*args)
+
+    monkeypatch.setattr(sitegen.build, "plan_manifest", spy)
+    out = tmp_path / "public"
+    build_site(SITE_CONTENT, out, incremental=incremental)
+    assert planned_while_rendering == [not incremental]
+    expected = manifest_of_content(SITE_CONTENT).manifest
+    assert expected is not None
+    written = (out / "manifest.json").read_bytes()
+    assert written == sitegen.render._json(manifest_document(expected))
 
 
 def test_long_run_lists_continue_on_numbered_pages(
