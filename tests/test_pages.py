@@ -8,7 +8,7 @@ from pathlib import Path
 from sitegen.build import check_content
 from sitegen.display import Numbers, decimals_for
 from sitegen.kernels import Kernel, analyse, values_of
-from sitegen.pages import Inputs, KernelContext, RunContext, plan_site
+from sitegen.pages import Inputs, KernelContext, RunContext, plan_site, schema_documents
 from sitegen.sources import load_reports
 from sitegen.urls import plan_urls
 from tests.conftest import FIXTURES
@@ -115,3 +115,25 @@ def test_reports_are_read_defensively(tmp_path: Path) -> None:
     assert report.repository is None and report.commit is None and report.licence is None
     assert len(report.name or "") <= 300
     assert report.reasons == (("a reason", 2),) and report.skipped == 2
+
+
+def test_published_schemas_speak_json_schema_only() -> None:
+    """Every constraint in /schemas/ is a JSON Schema keyword: a constraint pydantic cannot
+    express there (on a union, say) leaks as its own name (`"ge": 0`), which readers ignore."""
+    leaked = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            leaked.update(value.keys() & {"ge", "gt", "le", "lt", "allow_inf_nan", "strict"})
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    documents = schema_documents()
+    assert set(documents) >= {"BenchmarkRun", "WorkloadCase"}
+    walk(documents)
+    assert not leaked
+    run = json.dumps(documents["BenchmarkRun"])
+    assert '"minimum": 0' in run  # error bounds: never negative
