@@ -1,4 +1,5 @@
-"""What the pages compare: kernels, passes, implementations and cohorts, derived once.
+"""What the pages compare: kernels, passes, implementations and cohorts, derived once (a
+kernel's charts and rankings, `passes_of`, where its page is planned).
 
 FORMAT.md §4: a run's kernel, implementation and pass come from the resolved OperationSpec and
 ImplementationRevision when present, otherwise from the run itself (title
@@ -167,7 +168,7 @@ class Kernel(NamedTuple):
     operation: LoadedResource | None
     runs: tuple[RunFacts, ...]  # sorted by title then digest
     implementations: tuple[Implementation, ...]
-    passes: tuple[PassSection, ...]
+    pass_names: tuple[str, ...]  # in page order (forward, backward, full, others by name)
     environments: tuple[str, ...]
 
 
@@ -280,7 +281,7 @@ def values_of(spec: dict[str, Any]) -> tuple[Value, ...]:
 
 
 def analyse(catalog: Catalog) -> Analysis:
-    """Derive every run's facts, then each kernel's passes, GPUs, charts and rankings."""
+    """Derive every run's facts, then each kernel's runs, implementations, passes and GPUs."""
     shapes: dict[str, Shape] = {
         w.digest: _workload_shape(w) for w in catalog.of_kind("WorkloadCase")
     }
@@ -409,26 +410,32 @@ def _kernel(key: str, runs: list[RunFacts], catalog: Catalog) -> Kernel:
         title, slug = operation.title or operation.name, operation.name
     else:
         title, slug = runs[0].kernel_title, runs[0].kernel_slug
-
-    implementations = _implementations(runs, catalog)
-    environments = tuple(sorted({r.environment for r in runs}))
-    passes = []
-    by_pass: dict[str, list[RunFacts]] = defaultdict(list)
-    for run in runs:
-        by_pass[run.pass_name].append(run)
-    for pass_name in sorted(by_pass, key=_pass_rank):
-        passes.append(
-            _pass_section(key, pass_name, by_pass[pass_name], implementations, environments)
-        )
     return Kernel(
         key,
         title,
         slug,
         operation,
         tuple(runs),
-        tuple(implementations.values()),
-        tuple(passes),
-        environments,
+        tuple(_implementations(runs, catalog).values()),
+        tuple(sorted({run.pass_name for run in runs}, key=_pass_rank)),
+        tuple(sorted({r.environment for r in runs})),
+    )
+
+
+def passes_of(kernel: Kernel) -> tuple[PassSection, ...]:
+    """A kernel's passes, each GPU's charts and rankings: what its page shows.
+
+    Derived when the page is planned, not with the analysis: in the render workers, beside
+    the other pages (on the real catalog ~40 % of the analysis, which ran on one CPU), and
+    dropped once the page is written.
+    """
+    implementations = {i.digest: i for i in kernel.implementations}
+    by_pass: dict[str, list[RunFacts]] = defaultdict(list)
+    for run in kernel.runs:
+        by_pass[run.pass_name].append(run)
+    return tuple(
+        _pass_section(kernel.key, name, by_pass[name], implementations, kernel.environments)
+        for name in kernel.pass_names
     )
 
 

@@ -44,6 +44,7 @@ from sitegen.kernels import (
     RunFacts,
     Series,
     Value,
+    passes_of,
 )
 from sitegen.load import COMPACT_KINDS, LoadedResource
 from sitegen.resources import KINDS
@@ -1030,7 +1031,7 @@ class _Planner:
             kernel=Link(kernel.title, self.urls.link(kernel.key)),
             implementations=len(kernel.implementations),
             gpus=", ".join(sorted({self.gpu_label(e) for e in kernel.environments})),
-            passes=", ".join(p.name for p in kernel.passes),
+            passes=", ".join(kernel.pass_names),
             runs=len(kernel.runs),
             newest=when(newest) if newest else "—",
         )
@@ -1104,7 +1105,8 @@ class _Planner:
         # The charts this kernel had (a PlanCache's), and those it has now, which replace them.
         kept = self.plans.charts.get(kernel.key, {}) if self.plans is not None else None
         charts: dict[tuple[Any, ...], ChartBlock] = {}
-        passes = tuple(self.pass_block(p, colours, kept, charts) for p in kernel.passes)
+        sections = passes_of(kernel)
+        passes = tuple(self.pass_block(p, colours, kept, charts) for p in sections)
         if self.plans is not None:
             self.plans.charts[kernel.key] = charts
         operation = kernel.operation
@@ -1191,7 +1193,7 @@ class _Planner:
             identity=self.identity(operation) if operation else None,
             derived=operation is None,
         )
-        return Page(path, "kernel.html", context, self.kernel_twin(kernel, passes))
+        return Page(path, "kernel.html", context, self.kernel_twin(kernel, sections, passes))
 
     def pass_block(
         self,
@@ -1417,16 +1419,18 @@ class _Planner:
             "chart": spec,
         }
 
-    def kernel_twin(self, kernel: Kernel, passes: tuple[PassBlock, ...]) -> dict[str, Any]:
-        sections = []
-        for section, block in zip(kernel.passes, passes, strict=True):
+    def kernel_twin(
+        self, kernel: Kernel, sections: tuple[PassSection, ...], passes: tuple[PassBlock, ...]
+    ) -> dict[str, Any]:
+        twins = []
+        for section, block in zip(sections, passes, strict=True):
             gpus = []
             for gpu, gpu_block in zip(section.gpus, block.gpus, strict=True):
                 charts = [chart.data for chart in gpu_block.charts]
                 gpus.append(
                     {"environment": gpu.environment, "label": gpu_block.gpu.text, "charts": charts}
                 )
-            sections.append(
+            twins.append(
                 {"pass": section.name, "gpus": gpus, "notMeasuredOn": list(section.missing_gpus)}
             )
         return {
@@ -1444,7 +1448,7 @@ class _Planner:
                 }
                 for i in kernel.implementations
             ],
-            "passes": sections,
+            "passes": twins,
         }
 
     # runs ----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import json
 
 from sitegen.build import check_content
 from sitegen.charts import chart_spec, colours_for, display_unit
-from sitegen.kernels import Kernel, Series, analyse
+from sitegen.kernels import Kernel, Series, analyse, passes_of
 from tests.conftest import FIXTURES
 
 
@@ -16,7 +16,7 @@ def kernels() -> dict[str, Kernel]:
 
 
 def series_of(kernel: Kernel, pass_name: str) -> list[Series]:
-    section = next(p for p in kernel.passes if p.name == pass_name)
+    section = next(p for p in passes_of(kernel) if p.name == pass_name)
     return [s for gpu in section.gpus for s in gpu.series]
 
 

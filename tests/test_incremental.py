@@ -18,6 +18,7 @@ import sitegen.templating
 from sitegen.build import build_site, rebuild_runs
 from sitegen.digest import digest
 from sitegen.incremental import cache_dir, read_state, write_state
+from sitegen.kernels import passes_of
 from tests.conftest import FIXTURES
 from tests.test_build_site import tree
 
@@ -206,7 +207,9 @@ def test_held_rebuild_of_run_files_equals_cold(tmp_path: Path, parallel: bool) -
     assert held is not None
     analysis = held.inputs.analysis
     kernels = {
-        k.key for k in analysis.kernels if sum(len(g.series) for p in k.passes for g in p.gpus) > 1
+        k.key
+        for k in analysis.kernels
+        if sum(len(g.series) for p in passes_of(k) for g in p.gpus) > 1
     }
     charted = next(
         path

@@ -5,10 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from sitegen.build import check_content
 from sitegen.display import Numbers, decimals_for
-from sitegen.kernels import Kernel, analyse, values_of
-from sitegen.pages import Inputs, KernelContext, RunContext, plan_site, schema_documents
+from sitegen.kernels import Kernel, analyse, passes_of, values_of
+from sitegen.pages import (
+    Inputs,
+    KernelContext,
+    LazyPage,
+    RunContext,
+    plan_site,
+    schema_documents,
+)
 from sitegen.sources import load_reports
 from sitegen.urls import plan_urls
 from tests.conftest import FIXTURES
@@ -31,14 +40,15 @@ def layer_norm() -> Kernel:
 
 def test_passes_gpus_and_not_measured() -> None:
     kernel = layer_norm()
-    assert [p.name for p in kernel.passes] == ["forward", "backward", "full"]
-    backward = kernel.passes[1]
+    passes = passes_of(kernel)
+    assert [p.name for p in passes] == list(kernel.pass_names) == ["forward", "backward", "full"]
+    backward = passes[1]
     assert len(backward.gpus) == 1 and len(backward.missing_gpus) == 1  # no A100 backward
-    assert [p.name for p in kernel.passes if p.name == "full"] == ["full"]  # memory protocol
+    assert [p.name for p in passes if p.name == "full"] == ["full"]  # memory protocol
 
 
 def test_ranking_within_one_cohort() -> None:
-    backward = layer_norm().passes[1]
+    backward = passes_of(layer_norm())[1]
     (series,) = backward.gpus[0].series
     assert series.swept == "hidden"
     assert series.fixed.label() == "rows=4096 · eps=1e-06 · fp32"
@@ -137,3 +147,25 @@ def test_published_schemas_speak_json_schema_only() -> None:
     assert not leaked
     run = json.dumps(documents["BenchmarkRun"])
     assert '"minimum": 0' in run  # error bounds: never negative
+
+
+def test_charts_are_derived_where_the_kernel_page_is_planned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The analysis (one CPU, before the render workers fork) leaves a kernel's charts and
+    rankings to its page, which a render worker plans."""
+    import sitegen.kernels
+
+    derived = []
+    series = sitegen.kernels._series
+    monkeypatch.setattr(
+        sitegen.kernels, "_series", lambda *args: derived.append(args[0]) or series(*args)
+    )
+    analysis, site = fixture_site()
+    assert derived == []
+    kernel = next(k for k in analysis.kernels if k.title == "LayerNorm")
+    page = next(p for p in site.pages if isinstance(p, LazyPage) and p.owner == kernel.key)
+    context = page.built().context
+    assert isinstance(context, KernelContext)
+    assert set(derived) == {kernel.key}
+    assert [p.name for p in context.passes] == list(kernel.pass_names)
