@@ -12,12 +12,13 @@ import hashlib
 import json
 import multiprocessing
 import os
+import signal
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -26,6 +27,9 @@ from sitegen import cpus
 from sitegen.digest import API_VERSION, canonical_json, digest
 from sitegen.problems import Problem, json_path
 from sitegen.resources import KINDS, Resource
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # one resource or bundle; the largest real one is ~5 KB
 MAX_EXPORT_BYTES = 512 * 1024 * 1024  # a JSON Lines export holds many bundles
@@ -262,7 +266,7 @@ def load_content(
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
         chunks = _guided_chunks(files, count)
         store = DocumentStore()
-        with multiprocessing.get_context("fork").Pool(count) as pool:
+        with _pool(count) as pool:
             results = pool.imap(_load_chunk, chunks)
             if meanwhile is not None:
                 meanwhile()
@@ -285,6 +289,21 @@ LOAD_PROCESSES_PER_CPU = 2
 
 def _load_processes() -> int:
     return LOAD_PROCESSES_PER_CPU * cpus.usable_cpus()
+
+
+def _pool(processes: int) -> Pool:
+    """Forked load workers, which leaving its `with` block terminates (SIGTERM)."""
+    return multiprocessing.get_context("fork").Pool(processes, initializer=_worker_signals)
+
+
+def _worker_signals() -> None:
+    """A load worker dies of SIGTERM even where its parent handles SIGTERM (`sitegen serve`
+    stops on it as on Ctrl-C). An inherited Python handler runs only between bytecodes: a
+    worker that got the signal just before blocking on the task queue's lock never ran it, and
+    the pool's terminate waited for it forever (a `serve` benchmark hung so). Ctrl-C is the
+    parent's: it terminates the pool."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _guided_chunks(files: list[tuple[Path, str]], workers: int) -> list[list[tuple[Path, str]]]:
@@ -337,7 +356,7 @@ def _load_cached(
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
     count = workers if workers is not None else _load_processes()
     if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
-        with multiprocessing.get_context("fork").Pool(count) as pool:
+        with _pool(count) as pool:
             results = pool.imap(_load_chunk, [[item] for item in stale], chunksize=CHUNK_FILES)
             if meanwhile is not None:
                 meanwhile()

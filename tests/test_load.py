@@ -6,6 +6,7 @@ import json
 import os
 import pickle
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -245,3 +246,22 @@ def test_load_chunks_cover_every_file_in_order_and_shrink_to_the_end(count: int)
     assert max(sizes) <= CHUNK_FILES and sizes == sorted(sizes, reverse=True)
     if count >= 4 * CHUNK_FILES:
         assert sizes[0] == CHUNK_FILES and sizes[-1] < CHUNK_FILES / 4, "the last runs are short"
+
+
+def _signal_dispositions(_: object) -> tuple[object, object]:
+    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+
+
+def test_load_workers_die_of_sigterm_whatever_their_parent_handles() -> None:
+    """`sitegen serve` handles SIGTERM (to clean up); its load workers, forked with that handler,
+    must still die of the SIGTERM the pool's terminate sends: a worker that ran the handler's
+    Python only between bytecodes once hung a terminate forever. Ctrl-C is the parent's."""
+    import sitegen.load
+
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: None)
+    try:
+        with sitegen.load._pool(2) as pool:
+            found = pool.map(_signal_dispositions, range(4), chunksize=1)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert found == [(signal.SIG_DFL, signal.SIG_IGN)] * 4
