@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError
 from jinja2 import Template as JinjaTemplate
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.nodes import Call, Expr, Getattr, Template
+from jinja2.nodes import Call, Expr, Getattr, Name, Template
 from jinja2.runtime import Macro
 from markdown_it import MarkdownIt
 from markupsafe import Markup
@@ -95,8 +95,8 @@ class _LeanCode(CodeGenerator):
       `escape(…)`: building a `Markup` for every value was a third of the time;
     - `x.name` is Python's attribute access, not `environment.getattr(x, "name")` (a method
       call that falls back to `x["name"]`): what templates read are named tuples (pages.py),
-      and a dict's keys are not attributes here (a template that tries gets AttributeError);
-      ~14 % of the time;
+      and a dict's keys are not attributes here (a template that tries gets AttributeError;
+      `self.block()` is still jinja's); ~14 % of the time;
     - a call (`{{ facts(page.summary) }}`) is a plain Python call, not `context.call(…)`, which
       inspects the callee for a context argument on every call: `make_environment` refuses a
       global that asks for one; ~18 % of the time.
@@ -117,7 +117,9 @@ class _LeanCode(CodeGenerator):
             self.write(finalize.src)
 
     def visit_Getattr(self, node: Getattr, frame: Frame) -> None:
-        if self.environment.sandboxed or self.environment.is_async:
+        # `self.block()` reads a block by item: jinja's way.
+        own_block = isinstance(node.node, Name) and node.node.name == "self"
+        if own_block or self.environment.sandboxed or self.environment.is_async:
             super().visit_Getattr(node, frame)
             return
         if node.attr.isidentifier() and not keyword.iskeyword(node.attr):
@@ -130,7 +132,7 @@ class _LeanCode(CodeGenerator):
 
     def visit_Call(self, node: Call, frame: Frame, forward_caller: bool = False) -> None:
         if forward_caller or self.environment.sandboxed or self.environment.is_async:
-            super().visit_Call(node, frame, forward_caller)  # {% call %} passes `caller`
+            super().visit_Call(node, frame, forward_caller=forward_caller)  # {% call %}: `caller`
             return
         # `signature` writes each argument after a comma: `f(*(), a, b)` is `f(a, b)`.
         self.write("(")

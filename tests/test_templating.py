@@ -9,12 +9,14 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from jinja2 import Environment, StrictUndefined, UndefinedError, pass_context
+from jinja2 import DictLoader, Environment, StrictUndefined, UndefinedError, pass_context
 from markupsafe import Markup, escape
 
 from sitegen.render import TEMPLATES_DIR
 from sitegen.templating import (
     _check_plain_globals,
+    _Compiled,
+    _LeanCode,
     _safe_link,
     escape_output,
     make_environment,
@@ -87,6 +89,26 @@ def test_lean_code_renders_what_jinja_renders(name: str) -> None:
     ours = make_environment()
     expected = stock.from_string(LEAN_CASES[name]).render(values)
     assert ours.from_string(LEAN_CASES[name]).render(values) == expected
+
+
+def test_lean_code_keeps_jinjas_blocks_calls_and_loops() -> None:
+    """What jinja's runtime offers a template (super(), self.<block>(), loop.cycle, caller())
+    renders as with jinja's own code generator."""
+    sources = {
+        "base.html": "<b>{% block x %}base {{ y.z }}{% endblock %}</b>{% block w %}W{% endblock %}"
+        "{% for i in [1, 2] %}{{ loop.cycle('a', 'b') }}{% endfor %}",
+        "child.html": '{% extends "base.html" %}{% block x %}[{{ super() }}]{{ self.w() }}'
+        "{% endblock %}",
+        "call.html": "{% macro m() %}<{{ caller() }}>{% endmacro %}{% call m() %}in{% endcall %}",
+    }
+    ours = _Compiled(loader=DictLoader(sources), autoescape=True, undefined=StrictUndefined)
+    ours.code_generator_class = _LeanCode
+    stock = Environment(loader=DictLoader(sources), autoescape=True, undefined=StrictUndefined)
+    values = {"y": SimpleNamespace(z=SCRIPT)}
+    for name in sources:
+        expected = stock.get_template(name).render(values)
+        assert ours.get_template(name).render(values) == expected, name
+    assert ours.get_template("child.html").render(values).startswith("<b>[base &lt;")
 
 
 def test_lean_code_calls_and_reads_attributes_directly() -> None:
