@@ -92,14 +92,17 @@ def test_lean_code_renders_what_jinja_renders(name: str) -> None:
 
 
 def test_lean_code_keeps_jinjas_blocks_calls_and_loops() -> None:
-    """What jinja's runtime offers a template (super(), self.<block>(), loop.cycle, caller())
-    renders as with jinja's own code generator."""
+    """What jinja's runtime offers a template (super(), self.<block>(), loop.cycle, caller(),
+    imported macros, namespaces) renders as with jinja's own code generator."""
     sources = {
         "base.html": "<b>{% block x %}base {{ y.z }}{% endblock %}</b>{% block w %}W{% endblock %}"
         "{% for i in [1, 2] %}{{ loop.cycle('a', 'b') }}{% endfor %}",
         "child.html": '{% extends "base.html" %}{% block x %}[{{ super() }}]{{ self.w() }}'
         "{% endblock %}",
         "call.html": "{% macro m() %}<{{ caller() }}>{% endmacro %}{% call m() %}in{% endcall %}",
+        "lib.html": "{% macro m(x) %}<{{ x }}>{% endmacro %}",
+        "imports.html": "{% import 'lib.html' as lib %}{{ lib.m(1) }}{% from 'lib.html' import m %}"
+        "{{ m(2) }}{% set ns = namespace(a=1) %}{% set ns.a = 2 %}{{ ns.a }}",
     }
     ours = _Compiled(loader=DictLoader(sources), autoescape=True, undefined=StrictUndefined)
     ours.code_generator_class = _LeanCode
