@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,12 @@ DEPLOY_VARIABLES = (
 def _no_deploy_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in DEPLOY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Compiled templates (templating.TemplateBytecode) go to this session's own folder, not
+    the user's cache: no test reads what an earlier run, or another checkout, left there."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        yield

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -22,6 +24,7 @@ from sitegen.templating import (
     make_environment,
     markdown_renderer,
     script_json,
+    template_cache_dir,
 )
 from tests.conftest import HOSTILE_MARKDOWN, NEEDLES, SCRIPT
 
@@ -237,3 +240,97 @@ def test_a_template_that_does_not_compile_fails_the_build_in_one_line(
     error = capsys.readouterr().err.strip()
     assert error == "sitegen build: templates/run.html:4: unexpected '}'"
     assert not out.exists() and not list(tmp_path.glob(".public*"))
+
+
+# --- compiled templates kept between builds (TemplateBytecode) -----------------------------------
+
+
+def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the templates jinja compiles from source from now on."""
+    compiled: list[str] = []
+    original = Environment._parse
+
+    def parse(self: Environment, source: str, name: str | None, filename: str | None) -> Any:
+        compiled.append(name or "")
+        return original(self, source, name, filename)
+
+    monkeypatch.setattr(Environment, "_parse", parse)
+    return compiled
+
+
+def _template_names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.suffix in (".html", ".xml"))
+
+
+def _page(environment: Environment) -> str:
+    return environment.get_template("page.html").render(title="<t>", items=[1, 2])
+
+
+@pytest.fixture
+def templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    folder = tmp_path / "templates"
+    shutil.copytree(TEMPLATES_DIR, folder)
+    (folder / "page.html").write_text(
+        "<h1>{{ title }}</h1>{% for i in items %}<i>{{ i }}</i>{% endfor %}\n"
+    )
+    return folder
+
+
+def test_compiled_templates_are_kept_in_the_users_cache_not_the_checkout(
+    templates: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _page(make_environment(templates))
+    cache = tmp_path / "cache" / "sitegen" / "templates"
+    assert template_cache_dir() == cache
+    kept = sorted(cache.iterdir())
+    assert len(kept) == len(_template_names(templates))  # one file per template
+    assert not [p for p in templates.rglob("*") if p.suffix == ".cache"]
+    compiled = _compiles(monkeypatch)
+    assert _page(make_environment(templates)) == first
+    assert compiled == [], "a second environment compiles nothing"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert template_cache_dir() == Path.home() / ".cache" / "sitegen" / "templates"
+
+
+def test_a_changed_template_or_code_generator_is_compiled_again(
+    templates: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_environment(templates)
+    compiled = _compiles(monkeypatch)
+    (templates / "page.html").write_text("<h2>{{ title }}</h2>\n")
+    assert _page(make_environment(templates)) == "<h2>&lt;t&gt;</h2>\n"
+    assert compiled == ["page.html"]
+    # A change to templating.py (options, _LeanCode) or to jinja changes every checksum.
+    monkeypatch.setattr("sitegen.templating._CODE_VERSION", b"another code generator")
+    compiled.clear()
+    make_environment(templates)
+    assert sorted(compiled) == _template_names(templates)
+
+
+def test_an_unusable_or_damaged_cache_only_means_compiling(
+    templates: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _page(make_environment(templates))
+    cache = tmp_path / "cache" / "sitegen" / "templates"
+    for kept in cache.iterdir():
+        kept.write_bytes(kept.read_bytes()[:200])  # cut short mid-code
+    compiled = _compiles(monkeypatch)
+    assert _page(make_environment(templates)) == expected
+    assert "page.html" in compiled
+    compiled.clear()
+    assert _page(make_environment(templates)) == expected and compiled == []  # mended
+    # A cache "folder" that is a file: nothing can be read or written, the build goes on.
+    (tmp_path / "blocked").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "blocked"))
+    assert _page(make_environment(templates)) == expected
+    assert _page(make_environment(templates)) == expected
+
+
+def test_pythons_dont_write_bytecode_switch_stops_writing(
+    templates: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.dont_write_bytecode", True)
+    make_environment(templates)
+    assert not (tmp_path / "cache").exists()
