@@ -366,7 +366,8 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
             site,
             urls,
             output,
-            environment=previous.environment,
+            None,
+            previous.environment,
             workers=1,
             documents=previous.documents,
         )

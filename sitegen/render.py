@@ -102,30 +102,6 @@ def site_assets(preview: bool = False) -> dict[str, Asset]:
 # --- the whole site -----------------------------------------------------------------------------
 
 
-class Files:
-    """path → bytes, refusing a second write to one path."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, bytes] = {}
-
-    def add(self, path: str, data: bytes) -> None:
-        if path in self.data:
-            raise RenderError(f"two outputs would be written to {path}")
-        self.data[path] = data
-
-
-def render_site(
-    site: Site,
-    urls: SiteUrls,
-    progress: Callable[[int, int], None] | None = None,
-    environment: Environment | None = None,
-) -> dict[str, bytes]:
-    """Every output file in memory, sorted by path (one process; for tests and small sites)."""
-    files = Files()
-    render_into(site, urls, files.add, progress, environment, workers=1)
-    return dict(sorted(files.data.items()))
-
-
 # Below this many pages forking costs more than it saves.
 PARALLEL_MIN_PAGES = 300
 CHUNK_PAGES = 250
@@ -168,8 +144,8 @@ def render_into(
     site: Site,
     urls: SiteUrls,
     write: Callable[[str, bytes], None] | Output,
-    progress: Callable[[int, int], None] | None = None,
-    environment: Environment | None = None,
+    progress: Callable[[int, int], None] | None,
+    environment: Environment,
     workers: int | None = None,
     documents: KeptDocuments | None = None,
 ) -> int:
@@ -183,10 +159,6 @@ def render_into(
     `documents` keeps the manifest and the export for the next build in this process.
     """
     out = write if isinstance(write, Output) else Output(write)
-    if environment is None:
-        from sitegen.templating import make_environment  # jinja: see templating.py
-
-        environment = make_environment()
     assets = site_assets(_is_preview(site))
     chrome = _chrome(site, urls, assets)
     paths: set[str] = set()
