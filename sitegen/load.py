@@ -306,7 +306,7 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _guided_chunks(files: list[tuple[Path, str]], workers: int) -> list[list[tuple[Path, str]]]:
+def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
     """The files in runs sized by `cpus.next_share`: the last runs are short, so the workers
     finish nearly together (with equal runs of 500, one worker waited for the other's last
     ~0.1 s on the real catalog)."""
@@ -328,7 +328,7 @@ COMPACT_KINDS = frozenset({"BenchmarkRun"})
 LoadCache = dict[str, tuple[tuple[int, ...], Packed, list[Problem]]]
 
 
-def _stat_key(path: Path) -> tuple[int, ...]:
+def _stat_key(path: str | Path) -> tuple[int, ...]:
     found = os.lstat(path)
     return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 
@@ -344,7 +344,7 @@ def unpack(packed: Packed, store: DocumentStore | None = None) -> list[LoadedRes
 
 
 def _load_cached(
-    files: list[tuple[Path, str]],
+    files: list[tuple[str, str]],
     problems: list[Problem],
     cache: LoadCache,
     workers: int | None,
@@ -422,7 +422,7 @@ def load_changed(
             return None
         before = cache[shown][1] if shown in cache else []
         key = _stat_key(path)
-        after, problems = _load_chunk([(path, shown)])
+        after, problems = _load_chunk([(str(path), shown)])
         if problems:
             return None
         found[shown] = ChangedFile(shown, before, after, key)
@@ -439,15 +439,15 @@ def commit_changed(changed: list[ChangedFile], cache: LoadCache) -> None:
 
 
 def _load_one(
-    path: Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+    path: str, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
-    if path.suffix == ".jsonl":
+    if path.endswith(".jsonl"):
         _load_export(path, shown, resources, problems)
     else:
         _load_file(path, shown, resources, problems)
 
 
-def _load_chunk(files: list[tuple[Path, str]]) -> tuple[Packed, list[Problem]]:
+def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem]]:
     """A worker's share: each resource packed (see `Packed`), and the problems."""
     resources: list[LoadedResource] = []
     problems: list[Problem] = []
@@ -484,8 +484,10 @@ def load_files(paths: list[Path]) -> LoadResult:
 # --- the file system ----------------------------------------------------------------------------
 
 
-def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Path, str]]:
-    """Regular `.json`/`.jsonl` files in sorted order; never follows a symlink."""
+def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str, str]]:
+    """Regular `.json`/`.jsonl` files in sorted order; never follows a symlink. Each as its path
+    and its path below `root`, both plain strings: a `Path` per file cost more than the rest of
+    the walk, and again each time a chunk of them was pickled for a load worker."""
     try:
         mode = os.lstat(root).st_mode
     except OSError as error:
@@ -494,7 +496,7 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
     if not stat.S_ISDIR(mode):
         problems.append(Problem(label, "-", "content path is not a directory"))
         return
-    stack = [(root, "")]
+    stack = [(str(root), "")]
     while stack:
         directory, prefix = stack.pop()
         try:
@@ -515,17 +517,16 @@ def _walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[Pat
             # Dot-files are tooling; `_` folders hold site data (import reports), not resources.
             if name.startswith((".", "_")):
                 continue
-            path = directory / name
             # The type the directory listing gives (no system call a file where the file system
             # records it); a symlink to a folder is not a folder here. The read checks again.
             if entry.is_dir(follow_symlinks=False):
-                subdirectories.append((path, f"{relative}/"))
+                subdirectories.append((entry.path, f"{relative}/"))
             elif refusal := _refuse_special(
                 shown, entry.is_symlink(), entry.is_file(follow_symlinks=False)
             ):
                 problems.append(refusal)
             elif name.endswith((".json", ".jsonl")):
-                yield path, relative
+                yield entry.path, relative
             elif not name.endswith(".md"):
                 problems.append(
                     Problem(
@@ -559,7 +560,7 @@ _READ_FLAGS = (
 )
 
 
-def _read_bytes(path: Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
+def _read_bytes(path: str | Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
     try:
         descriptor = os.open(path, _READ_FLAGS)
     except OSError as error:
@@ -768,7 +769,7 @@ def _quote(value: Any, limit: int = 60) -> str:
 
 
 def _load_file(
-    path: Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+    path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
     data = _read_bytes(path, shown, MAX_FILE_BYTES, problems)
     clean = None if data is None else parse_clean(data)
@@ -782,7 +783,7 @@ def _load_file(
 
 
 def _load_export(
-    path: Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+    path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
     data = _read_bytes(path, shown, MAX_EXPORT_BYTES, problems)
     text = None if data is None else _decode(data, shown, problems)
