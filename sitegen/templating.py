@@ -271,7 +271,7 @@ def _compiled(templates: Path) -> Environment:
     macros = environment.get_template("_macros.html").module
     # The macros of _macros.html are globals: a template importing them paid ~9 µs a render
     # (7 % of a run page). `facts` and `figure` are wrapped below.
-    for name in ("link", "run_table", "identity", "pager"):
+    for name in ("link", "table", "run_table", "identity", "pager"):
         environment.globals[name] = getattr(macros, name)
     # The protocol and environment blocks repeat on thousands of run pages: render each once.
     # Facts are named tuples (immutable), so the macro's argument is its own cache key.
