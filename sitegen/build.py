@@ -366,8 +366,8 @@ def rebuild_runs(previous: Held, changed: Iterable[Path]) -> BuiltSite | None:
             site,
             urls,
             output,
-            None,
-            previous.environment,
+            progress=None,
+            environment=previous.environment,
             workers=1,
             documents=previous.documents,
         )

@@ -5,7 +5,7 @@ and the shared macros as globals.
 Its own module because jinja2 and markdown-it cost ~0.1 s to import and the templates ~0.15 s
 to compile: `sitegen build` does both while the load workers read the content (build.py), not
 before them, and nothing else imports this module at its top. Compiled templates are kept
-beside their sources, as Python keeps its own bytecode (`TemplateBytecode`).
+between builds in the user's cache folder, as Python keeps its own bytecode (`TemplateBytecode`).
 """
 
 from __future__ import annotations
@@ -223,8 +223,14 @@ class TemplateBytecode(FileSystemBytecodeCache):
             pass  # compiled again next time
 
 
-def template_cache_dir() -> Path:
-    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+def template_cache_dir() -> Path | None:
+    """Where compiled templates are kept; None where there is no cache folder to use."""
+    cache_home = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache_home):  # the XDG rule: unset, empty or relative is ignored
+        try:
+            cache_home = os.path.join(Path.home(), ".cache")
+        except RuntimeError:  # no home folder (no HOME, no passwd entry)
+            return None
     return Path(cache_home, "sitegen", "templates")
 
 
@@ -263,7 +269,7 @@ def _compiled(templates: Path) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         auto_reload=False,
-        bytecode_cache=TemplateBytecode(template_cache_dir()),
+        bytecode_cache=TemplateBytecode(cache) if (cache := template_cache_dir()) else None,
     )
     environment.code_generator_class = _LeanCode
     environment.filters["markdown"] = markdown_renderer()

@@ -292,6 +292,20 @@ def test_compiled_templates_are_kept_in_the_users_cache_not_the_checkout(
     assert compiled == [], "a second environment compiles nothing"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert template_cache_dir() == Path.home() / ".cache" / "sitegen" / "templates"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not a path the XDG rules allow
+    assert template_cache_dir() == Path.home() / ".cache" / "sitegen" / "templates"
+
+
+def test_without_a_home_folder_templates_are_compiled_and_kept_nowhere(
+    templates: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert template_cache_dir() is None
+    assert _page(make_environment(templates)) == "<h1>&lt;t&gt;</h1><i>1</i><i>2</i>"
 
 
 def test_a_changed_template_or_code_generator_is_compiled_again(
