@@ -863,7 +863,9 @@ class _Planner:
                 if not planned(entry.digest):
                     continue
                 paths = self.resource_page_paths(entry)
-                shown = self.resource_runs(entry)
+                # Ordered (a sort per resource) only for the keys of an incremental build;
+                # otherwise where the page is planned, in a render worker.
+                shown = self.resource_runs(entry) if self.keyed else []
                 build = functools.partial(self.resource, entry)
                 owner = entry.digest
                 pages.append(
@@ -1806,10 +1808,20 @@ class _Planner:
                 self.plans.run_lists[entry.digest] = found
         return found
 
+    def resource_run_count(self, entry: LoadedResource) -> int:
+        """How many runs a resource page lists, without putting them in order."""
+        found = self.resource_run_lists.get(entry.digest)
+        if found is not None or self.keyed:
+            return len(found if found is not None else self.resource_runs(entry))
+        sources = [entry.digest]
+        if entry.kind == "SoftwareProject":
+            sources = self.project_implementations(entry)
+        return sum(u.kind == "BenchmarkRun" for d in sources for u in self.users(d))
+
     def resource_page_paths(self, entry: LoadedResource) -> list[str]:
         """The resource's page, then one page per further RUNS_PER_PAGE runs it lists."""
         path = self.urls.path_of(entry.digest) or ""
-        count = self.page_count(len(self.resource_runs(entry)))
+        count = self.page_count(self.resource_run_count(entry))
         return [path] + [f"{path}runs/{n}/" for n in range(2, count + 1)]
 
     def resource_continuation(self, entry: LoadedResource, number: int) -> Page:
