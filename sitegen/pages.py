@@ -14,7 +14,7 @@ import json
 import operator
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -1789,34 +1789,33 @@ class _Planner:
         """The runs a resource page lists, in their order; a project lists its implementations'."""
         found = self.resource_run_lists.get(entry.digest)
         if found is None:
-            sources = [entry.digest]
-            if entry.kind == "SoftwareProject":
-                sources = self.project_implementations(entry)
+            sources = self.run_sources(entry)
             kept = self.plans.run_lists.get(entry.digest) if self.plans is not None else None
             if kept is not None and self.replan is not None:
                 found = _patched_run_list(kept, self.replan, set(sources))
             if found is None:
-                runs = [
-                    self.runs[u.digest]
-                    for d in sources
-                    for u in self.users(d)
-                    if u.kind == "BenchmarkRun"
-                ]
-                found = self.ordered_runs(runs)
+                found = self.ordered_runs(self.runs[d] for d in self.run_digests(sources))
             self.resource_run_lists[entry.digest] = found
             if self.plans is not None:
                 self.plans.run_lists[entry.digest] = found
         return found
 
-    def resource_run_count(self, entry: LoadedResource) -> int:
-        """How many runs a resource page lists, without putting them in order."""
-        found = self.resource_run_lists.get(entry.digest)
-        if found is not None or self.keyed:
-            return len(found if found is not None else self.resource_runs(entry))
-        sources = [entry.digest]
+    def run_sources(self, entry: LoadedResource) -> list[str]:
+        """The resources whose runs a resource page lists: itself, or a project's
+        implementations."""
         if entry.kind == "SoftwareProject":
-            sources = self.project_implementations(entry)
-        return sum(u.kind == "BenchmarkRun" for d in sources for u in self.users(d))
+            return self.project_implementations(entry)
+        return [entry.digest]
+
+    def run_digests(self, sources: list[str]) -> Iterator[str]:
+        return (u.digest for d in sources for u in self.users(d) if u.kind == "BenchmarkRun")
+
+    def resource_run_count(self, entry: LoadedResource) -> int:
+        """How many runs a resource page lists, without putting them in order (unless they
+        are in order already, or an incremental build's keys need the order)."""
+        if self.keyed or entry.digest in self.resource_run_lists:
+            return len(self.resource_runs(entry))
+        return sum(1 for _ in self.run_digests(self.run_sources(entry)))
 
     def resource_page_paths(self, entry: LoadedResource) -> list[str]:
         """The resource's page, then one page per further RUNS_PER_PAGE runs it lists."""
