@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from sitegen.digest import canonical_json
 from sitegen.load import LoadedResource
 from sitegen.problems import Problem, Severity
-from sitegen.resources import KINDS
+from sitegen.resources import KINDS, reference_values
 
 V = TypeVar("V")
 
@@ -48,16 +48,24 @@ class Catalog:
         return len(self.by_digest)
 
 
+# Each kind's references: (json path, target kind), in `references`' order.
+_REFERENCES = {
+    kind: tuple((".".join(location), target) for location, target in model.references.items())
+    for kind, model in KINDS.items()
+}
+
+
 def references_of(entry: LoadedResource) -> list[tuple[str, str, str]]:
     """(json path, target kind, digest) for each digest field the resource holds."""
-    spec = entry.spec
-    found = []
-    for location, target in KINDS[entry.kind].references.items():
-        value: Any = {"spec": spec}
-        for step in location:
-            value = value[step]
-        found.append((".".join(location), target, value))
-    return found
+    summary = entry.held_summary  # a run summarised by its load worker: not parsed again
+    if summary is not None:
+        values = summary.references
+    else:
+        values = reference_values(entry.kind, entry.spec)
+    return [
+        (location, target, value)
+        for (location, target), value in zip(_REFERENCES[entry.kind], values, strict=True)
+    ]
 
 
 def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Catalog, list[Problem]]:

@@ -7,8 +7,8 @@ import math
 from sitegen.catalog import Catalog
 from sitegen.charts import display_unit, scale
 from sitegen.digest import short
-from sitegen.kernels import Value
 from sitegen.load import LoadedResource
+from sitegen.run_summary import Value
 
 KIND_WORDS = {
     "OperationSpec": "kernel",

@@ -10,7 +10,6 @@ are ever ranked against each other. Everything here is plain data; pages.py form
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -21,50 +20,22 @@ from typing import Any, NamedTuple
 
 from sitegen.catalog import Catalog, merge_sorted
 from sitegen.load import LoadedResource
+from sitegen.run_summary import (
+    LATENCY,
+    TITLE_SEPARATOR,
+    RunSummary,
+    Shape,
+    Value,
+    case_key_shape,
+)
 
 PASS_ORDER = ("forward", "backward", "full")
-LATENCY = "latency"
-TITLE_SEPARATOR = " · "
-# Spread statistics in order of preference: Liger records p20/p80, other harnesses p05/p95.
-SPREADS = (("p20", "p80"), ("p05", "p95"))
 _PASS_SUFFIX = re.compile(r"-(forward|backward|full)$")
 _PASS_IN_TITLE = re.compile(r"·\s*([a-z]+) pass$")
-_CASE_PART = re.compile(r"^([a-z][a-z0-9_]*?)(\d+)$")
 
 
 # The analysis's records are named tuples (as pages.py's): made in C, a million times at 1M runs,
 # and a class costs ~0.1 ms to define where a frozen dataclass cost ~1.3 ms at every start.
-class Shape(NamedTuple):
-    """A workload as the charts see it: axes in binding order, dtype, scalars."""
-
-    axes: tuple[tuple[str, int], ...]
-    dtype: str  # "" when unknown
-    scalars: tuple[tuple[str, str], ...]  # name → JSON text of the value
-
-    def label(self) -> str:
-        return _shape_label(self)
-
-
-@functools.lru_cache(maxsize=4096)  # a workload's shape is shown on each of its runs' pages
-def _shape_label(shape: Shape) -> str:
-    parts = [", ".join(f"{name}={value}" for name, value in shape.axes)]
-    parts += [f"{name}={value}" for name, value in shape.scalars]
-    parts.append(shape.dtype)
-    return " · ".join(part for part in parts if part) or "unknown shape"
-
-
-class Value(NamedTuple):
-    """One metric of one run: a centre and, when recorded, a spread around it."""
-
-    metric: str  # `latency` (ns) or a measurement metric such as `peak_memory`
-    unit: str
-    statistic: str  # median or mean
-    centre: float
-    low: float | None
-    high: float | None
-    spread: tuple[str, str] | None  # the statistics low/high came from, e.g. (p20, p80)
-
-
 class RunFacts(NamedTuple):
     """A run with everything the site derives about it, computed once.
 
@@ -187,7 +158,7 @@ def short_hash(text: str, length: int = 12) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def pass_of(protocol: LoadedResource | None, run: LoadedResource, spec: dict[str, Any]) -> str:
+def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:
     """The timed pass: from the protocol's name or title, else the run's title or benchmark."""
     if protocol is not None:
         match = _PASS_SUFFIX.search(protocol.name)
@@ -196,41 +167,11 @@ def pass_of(protocol: LoadedResource | None, run: LoadedResource, spec: dict[str
         match = _PASS_IN_TITLE.search(protocol.title or "")
         if match:
             return match.group(1)
-    parts = _title_parts(run.title)
-    if parts:
-        return parts[2]
-    benchmark = _benchmark_parts(spec)
-    if benchmark:
-        return benchmark[1]
+    if summary.title_parts:
+        return summary.title_parts[2]
+    if summary.benchmark:
+        return summary.benchmark[1]
     return "unspecified"
-
-
-def _title_parts(title: str | None) -> tuple[str, str, str] | None:
-    parts = (title or "").split(TITLE_SEPARATOR)
-    if len(parts) == 3 and all(part.strip() for part in parts):
-        return parts[0].strip(), parts[1].strip(), parts[2].strip()
-    return None
-
-
-def _benchmark_parts(spec: dict[str, Any]) -> tuple[str, str] | None:
-    benchmark = spec.get("sourceNative", {}).get("benchmark", "")
-    kernel, _, pass_name = benchmark.partition("/")
-    return (kernel, pass_name) if kernel and pass_name else None
-
-
-def _case_key_shape(spec: dict[str, Any]) -> Shape | None:
-    """The caseKey inside a Liger externalId (`…/hidden16384-rows4096-fp32/…`), for exports.
-
-    The segment is found by its form (`<axis><int>-…-<dtype>`) rather than its position: backend
-    and memory runs carry extra segments.
-    """
-    for segment in spec.get("sourceNative", {}).get("externalId", "").split("/"):
-        *axis_parts, dtype = segment.split("-")
-        matches = [_CASE_PART.match(part) for part in axis_parts]
-        if axis_parts and all(matches) and re.fullmatch(r"[a-z][a-z0-9_]*", dtype):
-            axes = tuple((m.group(1), int(m.group(2))) for m in matches if m)
-            return Shape(axes, dtype, ())
-    return None
 
 
 def _workload_shape(workload: LoadedResource) -> Shape:
@@ -243,41 +184,6 @@ def _workload_shape(workload: LoadedResource) -> Shape:
         for name, scalar in sorted(spec.get("scalars", {}).items())
     )
     return Shape(tuple(spec["axes"].items()), dtype, scalars)
-
-
-def values_of(spec: dict[str, Any]) -> tuple[Value, ...]:
-    """Latency from `timing` (ns), every other metric from `measurements`, spreads attached."""
-    by_metric: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    for measurement in spec.get("measurements", []):
-        statistics = by_metric[(measurement["metric"], measurement["unit"])]
-        statistics.setdefault(measurement["statistic"], measurement["value"])
-    timing = spec.get("timing")
-    if timing is not None:
-        latency = by_metric[(LATENCY, "ns")]
-        for statistic, value in timing["latencyNs"].items():
-            if isinstance(value, int):
-                latency[statistic] = value  # the timing block wins over a measurement
-    found = []
-    for (metric, unit), statistics in sorted(
-        by_metric.items(), key=lambda i: (i[0][0] != LATENCY, i[0])
-    ):
-        statistic = "median" if "median" in statistics else "mean" if "mean" in statistics else None
-        if statistic is None:
-            continue
-        low = high = None
-        spread = None
-        for low_name, high_name in SPREADS:
-            if low_name in statistics and high_name in statistics:
-                low, high, spread = (
-                    statistics[low_name],
-                    statistics[high_name],
-                    (low_name, high_name),
-                )
-                break
-        # Interned: the same few names in every one of maybe millions of runs.
-        names = (sys.intern(metric), sys.intern(unit), sys.intern(statistic))
-        found.append(Value(*names, statistics[statistic], low, high, spread))
-    return tuple(found)
 
 
 def analyse(catalog: Catalog) -> Analysis:
@@ -311,7 +217,7 @@ def reanalyse(
     """
     shapes = {}
     for entry in added:
-        workload = catalog.get(entry.spec["workloadDigest"], "WorkloadCase")
+        workload = catalog.get(entry.summary.workload, "WorkloadCase")
         if workload is not None:
             shapes[workload.digest] = _workload_shape(workload)
     new = {entry.digest: _run_facts(entry, catalog, shapes) for entry in added}
@@ -343,11 +249,12 @@ def reanalyse(
 
 
 def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]) -> RunFacts:
-    spec = entry.spec
-    workload = catalog.get(spec["workloadDigest"], "WorkloadCase")
-    implementation = catalog.get(spec["implementationDigest"], "ImplementationRevision")
-    title_parts = _title_parts(entry.title)
-    benchmark = _benchmark_parts(spec)
+    # Taken, not read: a million summaries are not held beside the facts made from them.
+    summary = entry.take_summary()
+    workload = catalog.get(summary.workload, "WorkloadCase")
+    implementation = catalog.get(summary.implementation, "ImplementationRevision")
+    title_parts = summary.title_parts
+    benchmark = summary.benchmark
 
     operation_digest = None
     if workload is not None:
@@ -375,27 +282,27 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         impl_title = implementation.title or implementation.name
         provider = impl_title.split(TITLE_SEPARATOR)[-1]
     else:
-        provider = "implementation " + spec["implementationDigest"].removeprefix("sha256:")[:12]
+        provider = "implementation " + summary.implementation.removeprefix("sha256:")[:12]
 
-    shape = shapes.get(spec["workloadDigest"]) or _case_key_shape(spec) or Shape((), "", ())
-    protocol = catalog.get(spec["protocolDigest"], "BenchmarkProtocol")
+    shape = shapes.get(summary.workload) or case_key_shape(summary.external_id) or Shape((), "", ())
+    protocol = catalog.get(summary.protocol, "BenchmarkProtocol")
     return RunFacts(
         entry=entry,
         kernel_key=key,
         kernel_title=title,
         kernel_slug=slug,
-        pass_name=sys.intern(pass_of(protocol, entry, spec)),
+        pass_name=sys.intern(pass_of(protocol, summary)),
         provider=sys.intern(provider),
         shape=shape,
-        values=values_of(spec),
-        observed_at=str(spec["observedAt"]),
+        values=summary.values,
+        observed_at=summary.observed_at,
         # Interned: a few distinct values shared by many runs (the memory of millions of runs).
-        status=sys.intern(str(spec["status"])),
-        implementation=sys.intern(str(spec["implementationDigest"])),
-        workload=sys.intern(str(spec["workloadDigest"])),
-        protocol=sys.intern(str(spec["protocolDigest"])),
-        environment=sys.intern(str(spec["environmentDigest"])),
-        source=sys.intern(str(spec.get("sourceNative", {}).get("source", ""))),
+        status=sys.intern(summary.status),
+        implementation=sys.intern(summary.implementation),
+        workload=sys.intern(summary.workload),
+        protocol=sys.intern(summary.protocol),
+        environment=sys.intern(summary.environment),
+        source=sys.intern(summary.source),
     )
 
 

@@ -9,6 +9,7 @@ that one run reports everything.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -27,6 +28,7 @@ from sitegen import cpus
 from sitegen.digest import API_VERSION, canonical_json, digest
 from sitegen.problems import Problem, json_path
 from sitegen.resources import KINDS, Resource
+from sitegen.run_summary import RunSummary, summarise
 
 if TYPE_CHECKING:
     from multiprocessing.pool import Pool
@@ -89,6 +91,7 @@ class LoadedResource:
         "_resource",
         "_span",
         "_store",
+        "_summary",
         "_token",
         "digest",
         "kind",
@@ -122,6 +125,7 @@ class LoadedResource:
         self.title: str | None = document["metadata"].get("title")
         self._token: str | None = None
         self._metadata_digest: str | None = None
+        self._summary: RunSummary | None = None
 
     @classmethod
     def compact(
@@ -135,9 +139,10 @@ class LoadedResource:
         title: str | None,
         metadata_digest: str | None = None,
         store: DocumentStore | None = None,
+        summary: RunSummary | None = None,
     ) -> LoadedResource:
         """A resource held as its normalised document's orjson bytes (see the class), in
-        `store` if given."""
+        `store` if given; a run's `summary`, if its load worker made one."""
         entry = cls.__new__(cls)
         entry.path = path
         entry.where = where
@@ -156,6 +161,7 @@ class LoadedResource:
         entry.title = title
         entry._token = None
         entry._metadata_digest = metadata_digest
+        entry._summary = summary
         return entry
 
     @property
@@ -195,6 +201,27 @@ class LoadedResource:
             metadata = canonical_json(self.metadata)
             self._metadata_digest = "sha256:" + hashlib.sha256(metadata).hexdigest()
         return self._metadata_digest
+
+    @property
+    def summary(self) -> RunSummary:
+        """A run's summary (run_summary.py): as its load worker made it, else read now, and
+        held until `take_summary`."""
+        if self._summary is None:
+            if self.kind != "BenchmarkRun":
+                raise TypeError(f"only runs are summarised, not {self.kind}")
+            self._summary = summarise(self.document)
+        return self._summary
+
+    def take_summary(self) -> RunSummary:
+        """The summary, no longer held: the analysis keeps what it needs of it."""
+        summary = self.summary
+        self._summary = None
+        return summary
+
+    @property
+    def held_summary(self) -> RunSummary | None:
+        """The summary if one is held (nothing is read)."""
+        return self._summary
 
     @property
     def resource(self) -> Resource:
@@ -270,8 +297,8 @@ def load_content(
             results = pool.imap(_load_chunk, chunks)
             if meanwhile is not None:
                 meanwhile()
-            for packed, found in results:
-                resources += unpack(packed, store)
+            for packed, found, summaries in results:
+                resources += unpack(packed, store, summaries)
                 problems += found
     else:
         for path, shown in files:
@@ -322,8 +349,12 @@ def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tupl
 # A resource as a load worker sends it: path, where, digest, kind, name, title, document bytes,
 # metadata digest (computed there, in parallel, for the manifest).
 Packed = list[tuple[str, str, str, str, str, str | None, bytes, str]]
-# Held compact (LoadedResource.compact) after a parallel load: the kind there are millions of.
+# Held compact (LoadedResource.compact) after a parallel load: the kind there are millions of,
+# and the kind a load worker summarises.
 COMPACT_KINDS = frozenset({"BenchmarkRun"})
+# Beside a `Packed` list, item for item: a run's summary, None for other kinds. Never cached
+# (LoadCache): the analysis takes it once, and an incremental build's state stays small.
+Summaries = list[RunSummary | None]
 # An incremental build's memory of each file: shown path → (stat key, packed resources, problems).
 LoadCache = dict[str, tuple[tuple[int, ...], Packed, list[Problem]]]
 
@@ -333,13 +364,19 @@ def _stat_key(path: str | Path) -> tuple[int, ...]:
     return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 
 
-def unpack(packed: Packed, store: DocumentStore | None = None) -> list[LoadedResource]:
-    """The resources a load worker or a cache entry packed."""
+def unpack(
+    packed: Packed, store: DocumentStore | None = None, summaries: Summaries | None = None
+) -> list[LoadedResource]:
+    """The resources a load worker or a cache entry packed, with the runs' summaries if given."""
     return [
-        LoadedResource.compact(path, where, value, raw, kind, name, title, metadata_digest, store)
+        LoadedResource.compact(
+            path, where, value, raw, kind, name, title, metadata_digest, store, summary
+        )
         if kind in COMPACT_KINDS
         else LoadedResource(path, where, None, value, orjson.loads(raw))
-        for path, where, value, kind, name, title, raw, metadata_digest in packed
+        for (path, where, value, kind, name, title, raw, metadata_digest), summary in zip(
+            packed, summaries or itertools.repeat(None, len(packed)), strict=True
+        )
     ]
 
 
@@ -355,16 +392,18 @@ def _load_cached(
     keys = {shown: _stat_key(path) for path, shown in files}
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
     count = workers if workers is not None else _load_processes()
+    summaries: dict[str, Summaries] = {}  # the files read now: their runs come summarised
     if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
         with _pool(count) as pool:
             results = pool.imap(_load_chunk, [[item] for item in stale], chunksize=CHUNK_FILES)
             if meanwhile is not None:
                 meanwhile()
-            for (_, shown), (packed, found) in zip(stale, results, strict=True):
+            for (_, shown), (packed, found, summaries[shown]) in zip(stale, results, strict=True):
                 cache[shown] = (keys[shown], packed, found)
     else:
         for item in stale:
-            cache[item[1]] = (keys[item[1]], *_load_chunk([item]))
+            packed, found, summaries[item[1]] = _load_chunk([item])
+            cache[item[1]] = (keys[item[1]], packed, found)
         if meanwhile is not None:
             meanwhile()
     for shown in set(cache) - set(keys):
@@ -372,7 +411,7 @@ def _load_cached(
     resources: list[LoadedResource] = []
     for _, shown in files:
         _, packed, found = cache[shown]
-        resources += unpack(packed)
+        resources += unpack(packed, summaries=summaries.get(shown))
         problems += found
     return LoadResult(resources, problems, len(files))
 
@@ -422,7 +461,7 @@ def load_changed(
             return None
         before = cache[shown][1] if shown in cache else []
         key = _stat_key(path)
-        after, problems = _load_chunk([(str(path), shown)])
+        after, problems, _ = _load_chunk([(str(path), shown)])
         if problems:
             return None
         found[shown] = ChangedFile(shown, before, after, key)
@@ -447,8 +486,10 @@ def _load_one(
         _load_file(path, shown, resources, problems)
 
 
-def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem]]:
-    """A worker's share: each resource packed (see `Packed`), and the problems."""
+def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem], Summaries]:
+    """A worker's share: each resource packed (see `Packed`), the problems, and each run's
+    summary (run_summary.py), made here beside the other workers rather than in the main
+    process."""
     resources: list[LoadedResource] = []
     problems: list[Problem] = []
     for path, shown in files:
@@ -457,7 +498,8 @@ def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem]]:
         (r.path, r.where, r.digest, r.kind, r.name, r.title, r.raw, r.metadata_digest)
         for r in resources
     ]
-    return packed, problems
+    summaries = [summarise(r.document) if r.kind in COMPACT_KINDS else None for r in resources]
+    return packed, problems, summaries
 
 
 def load_files(paths: list[Path]) -> LoadResult:

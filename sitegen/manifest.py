@@ -22,9 +22,10 @@ from sitegen.catalog import Catalog
 from sitegen.deploy import Deployment
 from sitegen.digest import DIGEST_PATTERN, canonical_json
 from sitegen.display import environment_label, title_of
-from sitegen.kernels import Analysis, RunFacts, Shape
+from sitegen.kernels import Analysis, RunFacts
 from sitegen.load import LoadedResource
 from sitegen.resources import KINDS
+from sitegen.run_summary import Shape
 from sitegen.urls import SiteUrls
 
 FORMAT = "kernelindex-site-manifest"

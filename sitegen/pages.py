@@ -36,18 +36,17 @@ from sitegen.deploy import BRANCH_DEPLOY, DEPLOY_PREVIEW, Deployment
 from sitegen.digest import identity_document, known_canonical_json, short
 from sitegen.display import KIND_WORDS, Numbers, environment_label, title_of
 from sitegen.kernels import (
-    LATENCY,
     Analysis,
     Cell,
     Kernel,
     PassSection,
     RunFacts,
     Series,
-    Value,
     passes_of,
 )
 from sitegen.load import COMPACT_KINDS, LoadedResource
 from sitegen.resources import KINDS
+from sitegen.run_summary import LATENCY, Value
 from sitegen.sources import Attribution, SourceReport, attribution_for, report_matches
 from sitegen.urls import SECTION_TITLES, SECTIONS, SiteUrls, json_twin
 

@@ -630,3 +630,14 @@ KINDS: dict[str, type[Resource]] = {
         BenchmarkRun,
     )
 }
+
+
+def reference_values(kind: str, spec: dict[str, Any]) -> tuple[str, ...]:
+    """The digest at each of `KINDS[kind].references`' paths of a normalised spec, in order."""
+    found = []
+    for location in KINDS[kind].references:
+        value: Any = {"spec": spec}
+        for step in location:
+            value = value[step]
+        found.append(value)
+    return tuple(found)

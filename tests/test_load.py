@@ -23,6 +23,7 @@ from sitegen.load import (
     parse_json,
 )
 from sitegen.problems import Problem
+from sitegen.run_summary import summarise
 
 
 def write_example(root: Path, example_bundle: dict[str, Any]) -> Path:
@@ -210,6 +211,10 @@ def test_parallel_load_equals_one_process(tmp_path: Path, monkeypatch: pytest.Mo
     for mine, theirs in zip(parallel.resources, serial.resources, strict=True):
         assert mine.raw == orjson.dumps(theirs.document) and mine.token == theirs.token
         assert pickle.loads(pickle.dumps(mine)).document == theirs.document
+    # Each run comes with the summary its worker made, the one its document gives; a serial
+    # load summarises nothing until asked.
+    assert all(r.held_summary == summarise(r.document) for r in runs)
+    assert not any(r.held_summary for r in serial.resources)
 
 
 @pytest.mark.parametrize(("workers", "cached"), [(1, False), (2, False), (1, True), (2, True)])
@@ -235,6 +240,36 @@ def test_meanwhile_runs_once_beside_the_load_workers(
     )
     assert loaded.resources and not loaded.problems
     assert seen == [(workers if workers > 1 else 0, 0)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_incremental_load_summarises_the_runs_it_reads_and_caches_no_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Runs read now come summarised; runs taken from the cache are summarised when asked.
+    The cache (an incremental build's state, pickled) holds no summary: it would grow by a
+    few hundred bytes a run."""
+    import sitegen.load
+    from tests.conftest import FIXTURES
+
+    monkeypatch.setattr(sitegen.load, "PARALLEL_MIN_FILES", 0)
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    cache: sitegen.load.LoadCache = {}
+    first = load_content(content, workers=workers, cache=cache)
+    runs = [r for r in first.resources if r.kind == "BenchmarkRun"]
+    assert runs and all(r.held_summary == summarise(r.document) for r in runs)
+    assert b"RunSummary" not in pickle.dumps(cache)
+
+    changed = Path(runs[0].path.replace("content/", f"{content}/", 1))
+    changed.write_bytes(changed.read_bytes() + b"\n")  # same resource, new stat key
+    again = load_content(content, workers=workers, cache=cache)
+    summarised = {r.path for r in again.resources if r.held_summary is not None}
+    assert summarised == {runs[0].path}
+    assert all(
+        r.summary == summarise(r.document) for r in again.resources if r.kind == "BenchmarkRun"
+    )
+    assert b"RunSummary" not in pickle.dumps(cache)
 
 
 @pytest.mark.parametrize("count", [1, 49, 1000, 4354, 20_001])

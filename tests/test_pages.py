@@ -10,7 +10,7 @@ import pytest
 
 from sitegen.build import check_content
 from sitegen.display import Numbers, decimals_for
-from sitegen.kernels import Kernel, analyse, passes_of, values_of
+from sitegen.kernels import Kernel, analyse, passes_of
 from sitegen.pages import (
     Inputs,
     KernelContext,
@@ -19,6 +19,7 @@ from sitegen.pages import (
     plan_site,
     schema_documents,
 )
+from sitegen.run_summary import values_of
 from sitegen.sources import load_reports
 from sitegen.urls import plan_urls
 from tests.conftest import FIXTURES
