@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import keyword
 import os
 import sys
@@ -43,7 +42,7 @@ except ImportError:  # pragma: no cover - markupsafe built without its C extensi
     from markupsafe._native import _escape_inner
 
 from sitegen.pages import ChartBlock
-from sitegen.render import TEMPLATES_DIR, RenderError
+from sitegen.render import TEMPLATES_DIR, RenderError, compact_json
 
 # Characters that could end a <script> block or a JS string early, as JSON escapes (replaced
 # one by one: str.translate looks each character of a chart's JSON up in a dict, 10× slower).
@@ -60,8 +59,12 @@ _SCRIPT_ESCAPES = (
 
 
 def script_json(value: Any) -> Markup:
-    """JSON safe inside <script type="application/json">: nothing in it can close the block."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """JSON safe inside <script type="application/json">: nothing in it can close the block.
+
+    The bytes are `json.dumps(value, ensure_ascii=False, separators=(",", ":"))`'s, made by
+    orjson where they are provably the same (render.compact_json): a kernel page's chart specs
+    were ~40 % of its JSON time."""
+    text = compact_json(value).decode()
     for character, escaped in _SCRIPT_ESCAPES:
         text = text.replace(character, escaped)
     return Markup(text)

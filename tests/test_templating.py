@@ -162,6 +162,26 @@ def test_script_json_cannot_close_its_block() -> None:
 
 
 @pytest.mark.parametrize(
+    "value",
+    [
+        {"x": [1e-05, 1.5e-07, 0.0001, 123456.789, 1e16, 2.5e22, -0.0, 3.0], "y": None},
+        {"text": "ünïcode ✓ 𝄞", "n": 2**60, "nested": [{"a": True}, [], {}]},
+    ],
+)
+def test_script_json_writes_the_standard_librarys_bytes(value: Any) -> None:
+    """orjson where it writes json's bytes, json where it does not (small floats, NaN)."""
+    expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for character, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        expected = expected.replace(character, escaped)
+    assert str(script_json(value)) == expected
+
+
+def test_script_json_refuses_nan() -> None:
+    with pytest.raises(ValueError):
+        script_json({"x": [1.0, float("nan")]})
+
+
+@pytest.mark.parametrize(
     ("url", "allowed"),
     [
         ("https://example.org/x", True),
