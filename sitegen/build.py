@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, ParamSpec, TypeVar
 
 from sitegen import catalog as catalog_stage
 from sitegen import manifest as manifest_stage
@@ -65,8 +65,7 @@ def _collect_less(function: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
-@dataclass(frozen=True)
-class CheckedContent:
+class CheckedContent(NamedTuple):
     catalog: Catalog
     problems: list[Problem]  # sorted; errors and warnings
     resource_count: int  # every resource read, copies included
@@ -120,8 +119,7 @@ class Held:
     plans: PlanCache = field(default_factory=PlanCache)
 
 
-@dataclass(frozen=True)
-class BuiltSite:
+class BuiltSite(NamedTuple):
     checked: CheckedContent
     out_dir: Path | None  # None when the content had errors and nothing was written
     page_count: int
@@ -156,7 +154,7 @@ def build_site(
     """
     deployment = deployment or Deployment()
     if base_url is not None:
-        deployment = replace(deployment, base_url=base_url)
+        deployment = deployment._replace(base_url=base_url)
     # Refuse a dangerous output path before any work, and again in `staged` before writing.
     check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
@@ -442,8 +440,7 @@ def head_label(deployment: Deployment) -> str:
     return f"this build{commit}"
 
 
-@dataclass(frozen=True)
-class ContentManifest:
+class ContentManifest(NamedTuple):
     checked: CheckedContent
     manifest: Manifest | None  # None when the content had errors
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sitegen.display import KIND_WORDS, Numbers
 from sitegen.manifest import Entry, KernelInfo, Manifest, entry_document
@@ -33,8 +32,7 @@ KIND_ORDER = (
 OTHER_METADATA = "other metadata"  # description, labels, authors or source references
 
 
-@dataclass(frozen=True)
-class Baseline:
+class Baseline(NamedTuple):
     """What a build is compared with: a manifest, or why none could be read."""
 
     label: str  # `main at 1a2b3c4 (merge base)`, `the production site (…/manifest.json)`
@@ -42,8 +40,7 @@ class Baseline:
     notes: tuple[str, ...] = ()  # each way of finding a base that failed, in order
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(NamedTuple):
     """One of the two sites compared: what it is, and where its pages live."""
 
     label: str  # `main at 1a2b3c4 (merge base)`, `content/`, a manifest's URL
@@ -54,22 +51,19 @@ class Side:
         return self.site + path
 
 
-@dataclass(frozen=True)
-class MetadataChange:
+class MetadataChange(NamedTuple):
     field: str  # `name`, `title` or OTHER_METADATA
     before: str | None
     after: str | None
 
 
-@dataclass(frozen=True)
-class Modified:
+class Modified(NamedTuple):
     base: Entry
     head: Entry
     fields: tuple[MetadataChange, ...]
 
 
-@dataclass(frozen=True)
-class RunChange:
+class RunChange(NamedTuple):
     """A run measured again: the same identity key, a new digest."""
 
     base: Entry
@@ -86,8 +80,7 @@ class RunChange:
         return self.delta is not None and self.delta != 0
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(NamedTuple):
     """The changes of one kernel (or, with no kernel, of protocols, GPUs and projects)."""
 
     kernel: KernelInfo | None
@@ -99,13 +92,12 @@ class Group:
     modified: tuple[Modified, ...]
 
 
-@dataclass(frozen=True)
-class Changes:
+class Changes(NamedTuple):
     base: Side
     head: Side
     groups: tuple[Group, ...]
 
-    def count(self, what: str) -> int:
+    def total(self, what: str) -> int:
         return sum(len(getattr(group, what)) for group in self.groups)
 
     @property
@@ -283,7 +275,7 @@ def changes_document(changes: Changes) -> dict[str, Any]:
         "base": side(changes.base),
         "head": side(changes.head),
         "summary": {
-            what: changes.count(what)
+            what: changes.total(what)
             for what in ("added", "removed", "modified", "moved", "replaced")
         },
         "groups": [
@@ -331,13 +323,13 @@ def summary_line(changes: Changes) -> str:
     if changes.empty:
         return "Nothing added, removed or modified."
     counts = [
-        (changes.count(what), label)
+        (changes.total(what), label)
         for what, label in (
             ("added", "added"),
             ("removed", "removed"),
             ("modified", "with modified metadata"),
         )
-        if changes.count(what)
+        if changes.total(what)
     ]
     resources = [f"{n:,} {label}" for n, label in counts]
     if resources:
@@ -346,8 +338,8 @@ def summary_line(changes: Changes) -> str:
     runs = [
         f"{n:,} {'run' if n == 1 else 'runs'} {label}"
         for n, label in (
-            (changes.count("moved"), "moved"),
-            (changes.count("replaced"), "measured again with the same value"),
+            (changes.total("moved"), "moved"),
+            (changes.total("replaced"), "measured again with the same value"),
         )
         if n
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 PRODUCTION = "production"
@@ -33,8 +33,7 @@ class DeployError(ValueError):
     """A deploy setting (option or environment variable) we cannot use."""
 
 
-@dataclass(frozen=True)
-class Deployment:
+class Deployment(NamedTuple):
     """One build's publication: its Netlify context and what the pages say about it."""
 
     context: str | None = None  # None: a local build, published like production

@@ -16,10 +16,9 @@ import os
 import signal
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, Union, get_args, get_origin
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -254,8 +253,7 @@ class LoadedResource:
         return (LoadedResource, (self.path, self.where, None, self.digest, self.document))
 
 
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(NamedTuple):
     resources: list[LoadedResource]
     problems: list[Problem]
     file_count: int
@@ -416,8 +414,7 @@ def _load_cached(
     return LoadResult(resources, problems, len(files))
 
 
-@dataclass(frozen=True)
-class ChangedFile:
+class ChangedFile(NamedTuple):
     shown: str
     before: Packed  # what the cache held for it ([] for a new file)
     after: Packed  # what it holds now ([] once deleted)

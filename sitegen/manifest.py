@@ -14,8 +14,7 @@ import bisect
 import hashlib
 import math
 import re
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from sitegen.catalog import Catalog
@@ -40,8 +39,7 @@ class ManifestError(ValueError):
     """A manifest we cannot read: the wrong format, version, or a field of the wrong shape."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunInfo:
+class RunInfo(NamedTuple):
     """What a reviewer reads about a run, and its headline value (the first the page shows)."""
 
     identity: str  # sha256 of JCS([implementation, workload, protocol, environment] digests)
@@ -57,8 +55,7 @@ class RunInfo:
     value: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     digest: str
     kind: str
     name: str
@@ -70,15 +67,13 @@ class Entry:
     run: RunInfo | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class KernelInfo:
+class KernelInfo(NamedTuple):
     key: str
     title: str
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class Manifest:
+class Manifest(NamedTuple):
     site: str  # the absolute URL of the site root its paths are under
     deploy: tuple[tuple[str, str], ...]  # (context, commit, branch, reviewId, url) where known
     kernels: tuple[KernelInfo, ...]
@@ -131,7 +126,7 @@ def replace_runs(
     entry_of = _Entries(catalog, analysis, urls)
     for entry in added:
         bisect.insort(entries, entry_of(entry), key=_digest_of)
-    return replace(manifest, entries=tuple(entries))
+    return manifest._replace(entries=tuple(entries))
 
 
 def _digest_of(entry: Entry) -> str:

@@ -365,8 +365,7 @@ Context = (
 )
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
     path: str  # site path: `runs/f0cf6dd69e048a9b/`
     template: str
     context: Context
@@ -414,8 +413,7 @@ class LazyPage:
         return self.built().twin
 
 
-@dataclass(frozen=True)
-class FeedEntry:
+class FeedEntry(NamedTuple):
     title: str
     url: str
     id: str
@@ -423,8 +421,7 @@ class FeedEntry:
     summary: str
 
 
-@dataclass(frozen=True)
-class Feed:
+class Feed(NamedTuple):
     title: str
     url: str
     self_url: str
@@ -432,8 +429,7 @@ class Feed:
     entries: tuple[FeedEntry, ...]
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(NamedTuple):
     pages: tuple[Page | LazyPage, ...]
     not_found: Page
     feed: Feed
@@ -441,7 +437,7 @@ class Site:
     export: tuple[LoadedResource, ...]  # every resource, by digest
     run_count: int
     build_date: str | None
-    attributions: tuple[Attribution, ...] = field(default=())
+    attributions: tuple[Attribution, ...] = ()
     banner: tuple[Link, ...] = ()  # a preview's banner, every page; () in production
     indexable: bool = True  # False: noindex everywhere (meta, robots.txt, _headers)
     manifest: Manifest | Callable[[], Manifest] | None = None  # /manifest.json (Inputs)
@@ -550,8 +546,7 @@ class PlanCache:
         self.run_lists: dict[str, list[RunFacts]] = {}
 
 
-@dataclass(frozen=True)
-class Replan:
+class Replan(NamedTuple):
     """Plan only the site-wide pages and those of `owners`, and of the projects of the
     implementations among them (a rebuild after run files changed: build.py's
     `rebuild_runs`); the other pages of the last build stand as written."""
@@ -2022,7 +2017,7 @@ class _Planner:
             base_site = changes.base.site
             sections = tuple(self.change_section(g, base_site) for g in changes.groups)
             counts = tuple(
-                Fact(label, f"{changes.count(what):,}")
+                Fact(label, f"{changes.total(what):,}")
                 for what, label in (
                     ("added", "Added"),
                     ("removed", "Removed"),
@@ -2030,7 +2025,7 @@ class _Planner:
                     ("moved", "Runs moved"),
                     ("replaced", "Runs measured again, same value"),
                 )
-                if changes.count(what)
+                if changes.total(what)
             )
         context = ChangesContext(
             meta=meta,

@@ -14,9 +14,9 @@ import multiprocessing
 import os
 import queue
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import orjson
 from markupsafe import escape
@@ -47,14 +47,12 @@ class RenderError(Exception):
     """Two outputs claim one path, or an asset is missing: our bug or a broken install."""
 
 
-@dataclass(frozen=True)
-class Asset:
+class Asset(NamedTuple):
     path: str  # site path, content-hashed: assets/site-0123456789ab.css
     data: bytes
 
 
-@dataclass(frozen=True)
-class SiteChrome:
+class SiteChrome(NamedTuple):
     """What the layout needs besides the page: navigation, assets, the build date."""
 
     home: str
@@ -610,7 +608,7 @@ def _common_length(first: array.array[int], second: array.array[int]) -> int:
 def _manifest_json(manifest: Manifest, documents: KeptDocuments) -> bytes:
     """`_json(manifest_document(manifest))`, byte for byte, written entry by entry: the whole
     document as dicts and then as bytes would hold a million runs twice over (~2 GB)."""
-    head = compact_json(manifest_document(replace(manifest, entries=())))
+    head = compact_json(manifest_document(manifest._replace(entries=())))
     if not head.endswith(b'"resources":[]}'):
         raise RenderError("the manifest's resources must be its last field")
     head = head[: -len(b"[]}")]

@@ -13,9 +13,8 @@ import os
 import re
 import stat
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 MAX_REPORT_BYTES = 1024 * 1024
@@ -24,8 +23,7 @@ MAX_REASONS = 20
 _HEX = re.compile(r"^[0-9a-f]{7,64}$")
 
 
-@dataclass(frozen=True)
-class Attribution:
+class Attribution(NamedTuple):
     """The credit line shown on every page that shows a source's numbers."""
 
     source: str  # sourceNative.source
@@ -51,8 +49,7 @@ KNOWN_SOURCES = {
 }
 
 
-@dataclass(frozen=True)
-class SourceReport:
+class SourceReport(NamedTuple):
     """What an import report says, reduced to checked, display-ready scalars."""
 
     file: str  # the report's file name, for display

@@ -181,7 +181,6 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
 
 
 def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
-    from dataclasses import replace
 
     from sitegen.build import manifest_of_content
     from sitegen.manifest import manifest_document
@@ -193,13 +192,13 @@ def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
     for lines in (KeptDocuments(keep=False), kept, kept):  # the last splices the lines it kept
         assert _manifest_json(manifest, lines) == _json(manifest_document(manifest))
     # The first entry's line opens the list: gone, then back before the line that replaced it.
-    fewer = replace(manifest, entries=manifest.entries[1:])
+    fewer = manifest._replace(entries=manifest.entries[1:])
     for shown in (fewer, manifest, fewer):
         assert _manifest_json(shown, kept) == _json(manifest_document(shown))
     # An entry whose numbers orjson and json spell differently takes json's path alone.
     run = next(e for e in manifest.entries if e.run is not None)
-    tiny = replace(run, run=replace(run.run, value=1e-07))
-    odd = replace(manifest, entries=(tiny, *manifest.entries[1:]))
+    tiny = run._replace(run=run.run._replace(value=1e-07))
+    odd = manifest._replace(entries=(tiny, *manifest.entries[1:]))
     assert _manifest_json(odd, kept) == _json(manifest_document(odd))
     assert b"1e-07" in bytes(_manifest_json(odd, kept))
 
