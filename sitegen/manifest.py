@@ -14,6 +14,7 @@ import bisect
 import hashlib
 import math
 import re
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -39,7 +40,8 @@ class ManifestError(ValueError):
     """A manifest we cannot read: the wrong format, version, or a field of the wrong shape."""
 
 
-class RunInfo(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class RunInfo:
     """What a reviewer reads about a run, and its headline value (the first the page shows)."""
 
     identity: str  # sha256 of JCS([implementation, workload, protocol, environment] digests)
@@ -55,7 +57,8 @@ class RunInfo(NamedTuple):
     value: float | None = None
 
 
-class Entry(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Entry:
     digest: str
     kind: str
     name: str

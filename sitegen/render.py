@@ -52,7 +52,8 @@ class Asset(NamedTuple):
     data: bytes
 
 
-class SiteChrome(NamedTuple):
+@dataclass(frozen=True)
+class SiteChrome:
     """What the layout needs besides the page: navigation, assets, the build date."""
 
     home: str

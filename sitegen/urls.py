@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import NamedTuple
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from sitegen.catalog import Catalog
@@ -69,7 +69,8 @@ def json_twin(path: str) -> str:
     return path + "index.json"
 
 
-class SiteUrls(NamedTuple):
+@dataclass(frozen=True)
+class SiteUrls:
     prefix: str  # "/" or "/sub/": what every internal link starts with
     base: str  # the absolute URL of the site root, ending in "/"
     paths: dict[str, str]  # digest or kernel key → site path

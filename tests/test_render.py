@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -197,7 +198,7 @@ def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
         assert _manifest_json(shown, kept) == _json(manifest_document(shown))
     # An entry whose numbers orjson and json spell differently takes json's path alone.
     run = next(e for e in manifest.entries if e.run is not None)
-    tiny = run._replace(run=run.run._replace(value=1e-07))
+    tiny = replace(run, run=replace(run.run, value=1e-07))
     odd = manifest._replace(entries=(tiny, *manifest.entries[1:]))
     assert _manifest_json(odd, kept) == _json(manifest_document(odd))
     assert b"1e-07" in bytes(_manifest_json(odd, kept))
