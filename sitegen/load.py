@@ -80,7 +80,8 @@ class LoadedResource:
     Runs from a parallel load are held compact, as the document's orjson bytes (`raw`), and
     parsed anew each time `document` is read: a run's dicts are ~4.5 KB of memory against
     ~1.2 KB of bytes, and there may be millions. Those bytes are in a shared `DocumentStore`
-    when one is given. Readers must not mutate `document`.
+    when one is given. Readers must not mutate `document`. A run from a parallel load also
+    holds the summary its worker made (run_summary.py) until the analysis takes it.
     """
 
     __slots__ = (
