@@ -198,6 +198,9 @@ def build_site(
         baseline,
         changes,
         keyed=state is not None,
+        # A long-lived process keeps what this build plans in this process (the runs' counts,
+        # resources' run lists) for its first rebuild; a full build starts a new cache.
+        plans=PlanCache() if keep else None,
     )
     site = plan_site(inputs)
     if state is not None:
@@ -224,6 +227,7 @@ def build_site(
                 warnings,
                 documents,
                 environment,
+                inputs.plans or PlanCache(),
             )
         pages = len(site.pages) + 1
         return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings, held)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,31 @@ def test_held_rebuild_of_run_files_equals_cold(tmp_path: Path, parallel: bool) -
     assert tree(out) == before
     (content / "runs" / "broken.json").unlink()
     step("mended", [content / "runs" / "broken.json"])
+
+
+def test_a_rebuild_patches_the_last_builds_run_counts(tmp_path: Path) -> None:
+    """The runs counted by resource and by source (the home page, the list pages) are the last
+    build's, patched with the runs that went: not counted again over every run. Doctored
+    counts show through a rebuild; counted afresh they would not."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    held = build_site(content, out, keep=True).held
+    assert held is not None and held.plans.tallies is not None
+    kept = held.plans.tallies
+    assert kept.of is held.inputs.analysis.newest
+
+    def counted() -> dict[str, int]:
+        home = json.loads((out / "index.json").read_text())
+        return {block["source"]: block["runs"] for block in home["sources"]}
+
+    before = counted()
+    source = next(iter(before))
+    held.plans.tallies = kept._replace(by_source=kept.by_source + Counter({source: 1000}))
+    gone = run_files(content)[-1]
+    gone.unlink()
+    built = rebuild_runs(held, [gone])
+    assert built is not None and built.held is not None
+    assert counted()[source] - before[source] in (999, 1000)  # the deleted run may be its
+    assert built.held.plans.tallies is not None
+    assert built.held.plans.tallies.of is built.held.inputs.analysis.newest
