@@ -187,6 +187,9 @@ def build_site(
         manifest = manifest_now()
         if baseline is not None and baseline.manifest is not None:
             changes = compare(baseline.manifest, manifest, baseline.label, head_label(deployment))
+    # A long-lived process keeps what this build plans in this process (the runs' counts,
+    # resources' run lists) for its first rebuild; a full build starts a new cache.
+    plans = PlanCache()
     inputs = Inputs(
         checked.catalog,
         analysis,
@@ -198,9 +201,7 @@ def build_site(
         baseline,
         changes,
         keyed=state is not None,
-        # A long-lived process keeps what this build plans in this process (the runs' counts,
-        # resources' run lists) for its first rebuild; a full build starts a new cache.
-        plans=PlanCache() if keep else None,
+        plans=plans if keep else None,
     )
     site = plan_site(inputs)
     if state is not None:
@@ -227,7 +228,7 @@ def build_site(
                 warnings,
                 documents,
                 environment,
-                inputs.plans or PlanCache(),
+                plans,
             )
         pages = len(site.pages) + 1
         return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings, held)

@@ -27,6 +27,7 @@ from sitegen import cpus
 from sitegen.digest import API_VERSION, canonical_json, digest
 from sitegen.problems import Problem, json_path
 from sitegen.resources import KINDS, Resource
+from sitegen.run_summary import KIND as SUMMARISED_KIND
 from sitegen.run_summary import RunSummary, summarise
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ class LoadedResource:
         """A run's summary (run_summary.py): as its load worker made it, else read now, and
         held until `take_summary`."""
         if self._summary is None:
-            if self.kind != "BenchmarkRun":
+            if self.kind != SUMMARISED_KIND:
                 raise TypeError(f"only runs are summarised, not {self.kind}")
             self._summary = summarise(self.document)
         return self._summary
@@ -348,8 +349,7 @@ def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tupl
 # A resource as a load worker sends it: path, where, digest, kind, name, title, document bytes,
 # metadata digest (computed there, in parallel, for the manifest).
 Packed = list[tuple[str, str, str, str, str, str | None, bytes, str]]
-# Held compact (LoadedResource.compact) after a parallel load: the kind there are millions of,
-# and the kind a load worker summarises.
+# Held compact (LoadedResource.compact) after a parallel load: the kind there are millions of.
 COMPACT_KINDS = frozenset({"BenchmarkRun"})
 # Beside a `Packed` list, item for item: a run's summary, None for other kinds. Never cached
 # (LoadCache): the analysis takes it once, and an incremental build's state stays small.
@@ -496,7 +496,7 @@ def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem], Su
         (r.path, r.where, r.digest, r.kind, r.name, r.title, r.raw, r.metadata_digest)
         for r in resources
     ]
-    summaries = [summarise(r.document) if r.kind in COMPACT_KINDS else None for r in resources]
+    summaries = [summarise(r.document) if r.kind == SUMMARISED_KIND else None for r in resources]
     return packed, problems, summaries
 
 

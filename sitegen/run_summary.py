@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from sitegen.resources import BenchmarkRun, reference_values
 
+KIND = "BenchmarkRun"  # the kind summarised
 LATENCY = "latency"
 TITLE_SEPARATOR = " · "
 # Spread statistics in order of preference: Liger records p20/p80, other harnesses p05/p95.
@@ -106,7 +107,7 @@ def summarise(document: dict[str, Any]) -> RunSummary:
     spec = document["spec"]
     native = spec.get("sourceNative", {})
     return RunSummary(
-        references=tuple(map(sys.intern, reference_values("BenchmarkRun", spec))),
+        references=tuple(map(sys.intern, reference_values(KIND, spec))),
         title_parts=title_parts(document["metadata"].get("title")),
         benchmark=benchmark_parts(native.get("benchmark", "")),
         external_id=native.get("externalId", ""),
