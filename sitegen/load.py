@@ -275,11 +275,12 @@ def load_content(
 ) -> LoadResult:
     """Every resource under `content_dir`, and every problem found on the way.
 
-    A big tree is read by `workers` forked processes (default: two per CPU), in chunks of
-    files taken in walk order and merged back in that order, so the result is the same as one
-    process's. Each resource comes back as its normalised document (orjson bytes), never as a
-    pickled model. `meanwhile`, if given, is called once: while the workers read, when there
-    are any (the caller's own work, done beside them rather than after), else after the load.
+    A big tree is read by `workers` forked processes (default: one per CPU, two from
+    MANY_FILES files), in chunks of files taken in walk order and merged back in that order,
+    so the result is the same as one process's. Each resource comes back as its normalised
+    document (orjson bytes), never as a pickled model. `meanwhile`, if given, is called once:
+    while the workers read, when there are any (the caller's own work, done beside them rather
+    than after), else after the load.
     """
     problems: list[Problem] = []
     label = content_dir.resolve().name or "content"
@@ -289,7 +290,7 @@ def load_content(
     if cache is not None:
         return _load_cached(files, problems, cache, workers, meanwhile)
     resources: list[LoadedResource] = []
-    count = workers if workers is not None else _load_processes()
+    count = workers if workers is not None else _load_processes(len(files))
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
         chunks = _guided_chunks(files, count)
         store = DocumentStore()
@@ -311,11 +312,16 @@ def load_content(
 # A load worker waits on every read of a file that is not in the page cache (a big tree, a slow
 # disk): with two per CPU one reads while the other computes. A 100k-run tree read cold here:
 # 28–35 s with one per CPU, 18–19 s with two, no faster with three or four; warm, all the same.
+# A small tree waits little: the real catalog (4,354 files) was built faster with one per CPU,
+# warm and cold (the extra processes' forks and switches cost more than its reads wait), where
+# the 10k-run tree (10,463 files) read cold ~0.2 s faster with two.
 LOAD_PROCESSES_PER_CPU = 2
+MANY_FILES = 8_000
 
 
-def _load_processes() -> int:
-    return LOAD_PROCESSES_PER_CPU * cpus.usable_cpus()
+def _load_processes(file_count: int) -> int:
+    per_cpu = LOAD_PROCESSES_PER_CPU if file_count >= MANY_FILES else 1
+    return per_cpu * cpus.usable_cpus()
 
 
 def _pool(processes: int) -> Pool:
@@ -390,7 +396,7 @@ def _load_cached(
     in place to hold exactly the files of this walk. `meanwhile` as in `load_content`."""
     keys = {shown: _stat_key(path) for path, shown in files}
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
-    count = workers if workers is not None else _load_processes()
+    count = workers if workers is not None else _load_processes(len(stale))
     summaries: dict[str, Summaries] = {}  # the files read now: their runs come summarised
     if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
         with _pool(count) as pool:

@@ -13,10 +13,14 @@ from typing import Any
 import orjson
 import pytest
 
+from sitegen import cpus
 from sitegen.load import (
     CHUNK_FILES,
+    LOAD_PROCESSES_PER_CPU,
+    MANY_FILES,
     MAX_FILE_BYTES,
     _guided_chunks,
+    _load_processes,
     _read_bytes,
     load_content,
     load_files,
@@ -300,3 +304,11 @@ def test_load_workers_die_of_sigterm_whatever_their_parent_handles() -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert found == [(signal.SIG_DFL, signal.SIG_IGN)] * 4
+
+
+def test_a_small_tree_is_read_by_one_worker_per_cpu_a_big_one_by_two(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cpus, "usable_cpus", lambda: 3)
+    assert _load_processes(MANY_FILES - 1) == 3
+    assert _load_processes(MANY_FILES) == 3 * LOAD_PROCESSES_PER_CPU == 6
