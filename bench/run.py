@@ -194,7 +194,7 @@ def _clear(path: Path) -> None:
 
 
 def sitegen_command(content: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "sitegen.cli", "build", str(content), "--out", str(out), *extra]
+    return [sys.executable, "-m", "sitegen", "build", str(content), "--out", str(out), *extra]
 
 
 def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -> dict[str, Any]:
@@ -370,7 +370,7 @@ def bench_serve(n: int, repeat: int) -> dict[str, Any]:
     content, _ = catalog(n)
     target = _one_run_file(content)
     original = target.read_bytes()
-    command = [sys.executable, "-m", "sitegen.cli", "serve", str(content), "--port", "0"]
+    command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0"]
     started = time.perf_counter()
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPOSITORY

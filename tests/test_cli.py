@@ -58,9 +58,9 @@ def test_the_command_flushes_its_output_before_its_hard_exit(tmp_path: Path) -> 
     from tests.conftest import FIXTURES
 
     scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
-    assert scripts["project"]["scripts"]["sitegen"] == "sitegen.cli:run"
+    assert scripts["project"]["scripts"]["sitegen"] == "sitegen.__main__:run"
     content = FIXTURES / "site" / "content"
-    command = [sys.executable, "-m", "sitegen.cli", "build", str(content), "--out"]
+    command = [sys.executable, "-m", "sitegen", "build", str(content), "--out"]
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
     def sitegen(out: Path) -> subprocess.CompletedProcess[str]:
@@ -126,3 +126,29 @@ def test_check_of_a_missing_directory_is_a_usage_error(
 ) -> None:
     assert main(["check", str(tmp_path / "nowhere")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_the_command_imports_its_stages_without_collecting_garbage() -> None:
+    """`sitegen` (sitegen/__main__.py) imports cli.py with the collector held back, then puts
+    the thresholds back before the command runs."""
+    code = """
+import gc, sys
+from sitegen.__main__ import run
+during_import = []
+def note(phase, info):
+    cli = sys.modules.get("sitegen.cli")
+    if phase == "start" and (cli is None or not hasattr(cli, "run")):
+        during_import.append(info["generation"])
+gc.callbacks.append(note)
+before = gc.get_threshold()
+sys.argv = ["sitegen", "--help"]
+try:
+    run()
+except SystemExit:
+    pass
+print(len(during_import), gc.get_threshold() == before, "sitegen.pages" in sys.modules)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines()[-1].split() == ["0", "True", "True"]  # after the usage
