@@ -50,7 +50,9 @@ def _collect_less(function: Callable[P, R]) -> Callable[P, R]:
 
     Loading and planning allocate millions of objects that live until the build ends and make
     no cycles worth finding: with the default thresholds the collector walked them again and
-    again, a third of the planning time.
+    again, a third of the planning time. At the end the young objects left (tens of thousands:
+    the build's result, mostly) join the oldest generation unwalked: with the default threshold
+    back, the first allocation after the build walked them all (~9 ms of the real catalog's).
     """
 
     @functools.wraps(function)
@@ -60,6 +62,9 @@ def _collect_less(function: Callable[P, R]) -> Callable[P, R]:
         try:
             return function(*args, **kwargs)
         finally:
+            if thresholds[0] < 100_000:  # the outermost: the thresholds go back down
+                gc.freeze()  # every tracked object into the permanent generation (no walk) …
+                gc.unfreeze()  # … and back, into the oldest one; the young one left empty
             gc.set_threshold(*thresholds)
 
     return run

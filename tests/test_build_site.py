@@ -456,3 +456,17 @@ def test_serve_removes_its_site_when_stopped(tmp_path: Path, stop: str) -> None:
         process.send_signal(getattr(signal, stop))
         assert process.wait(timeout=60) == 0
     assert not list(tmp_path.glob("sitegen-serve-*"))
+
+
+def test_a_build_leaves_its_survivors_to_the_oldest_generation(tmp_path: Path) -> None:
+    """The build collects less while it runs (build._collect_less); once the default thresholds
+    are back, the young objects it left are not walked by the next allocation's collection:
+    they were moved to the oldest generation."""
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.collect()
+    build_site(SITE_CONTENT, tmp_path / "out")
+    young = gc.get_count()[0]
+    assert gc.get_threshold() == thresholds
+    assert young < 100, young
