@@ -24,7 +24,8 @@ from markupsafe import escape
 from sitegen import cpus
 from sitegen.load import LoadedResource
 from sitegen.manifest import Entry, Manifest, entry_document, manifest_document
-from sitegen.pages import LazyPage, Link, Page, Site, schema_documents
+from sitegen.pages import LazyPage, Link, Page, Site
+from sitegen.resources import KINDS
 from sitegen.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
 
 if TYPE_CHECKING:  # jinja is imported with templating.py, when a build first needs it
@@ -80,6 +81,26 @@ def plotly_bundle() -> bytes:
         return path.read_bytes()
     except OSError as error:
         raise RenderError(f"cannot read plotly.min.js from the plotly package: {error}") from error
+
+
+# Each kind's JSON Schema as the site publishes it (`schemas/<Kind>.json`), shipped with the
+# code: made from the models (pages.schema_documents) it cost ~40 ms of every build's CPU.
+# tests/test_render.py checks each against the models; `SITEGEN_REGENERATE=1` rewrites them.
+SCHEMAS_DIR = Path(__file__).resolve().parent / "schemas"
+
+
+def schema_files() -> dict[str, bytes]:
+    """Each kind's published JSON Schema, by kind name."""
+    found = {}
+    for kind in sorted(KINDS):
+        try:
+            found[kind] = (SCHEMAS_DIR / f"{kind}.json").read_bytes()
+        except OSError as error:
+            raise RenderError(
+                f"the JSON Schema of {kind} is missing ({error.strerror}): "
+                "SITEGEN_REGENERATE=1 pytest tests/test_render.py writes it"
+            ) from None
+    return found
 
 
 def hashed(stem: str, suffix: str, data: bytes) -> Asset:
@@ -415,9 +436,9 @@ def _extras(
         yield MANIFEST, _manifest_json(manifest, documents)
         del manifest
     yield EXPORT, _export(site.export, documents)
-    schemas = schema_documents()
-    for kind, schema in schemas.items():
-        yield f"schemas/{kind}.json", _json(schema)
+    schemas = schema_files()
+    for kind, data in schemas.items():
+        yield f"schemas/{kind}.json", data
     yield "schemas/index.json", _json({kind: urls.href(f"schemas/{kind}.json") for kind in schemas})
 
 

@@ -13,8 +13,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitegen.build import build_site
-from sitegen.render import CHUNK_PAGES, _Chunks, site_assets
-from tests.conftest import FIXTURES, HOSTILE_MARKDOWN, HOSTILE_TITLE, IMG, NEEDLES, SCRIPT
+from sitegen.pages import schema_documents
+from sitegen.render import (
+    CHUNK_PAGES,
+    SCHEMAS_DIR,
+    RenderError,
+    _Chunks,
+    _json,
+    schema_files,
+    site_assets,
+)
+from sitegen.resources import KINDS
+from tests.conftest import (
+    FIXTURES,
+    HOSTILE_MARKDOWN,
+    HOSTILE_TITLE,
+    IMG,
+    NEEDLES,
+    REGENERATE,
+    SCRIPT,
+)
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 
@@ -294,3 +312,29 @@ def test_page_chunks_are_claimed_once_from_both_ends_and_shrink(page_count: int)
     if page_count >= 8 * CHUNK_PAGES:
         assert max(e - s for s, e in front[-1:] + back[-1:]) < CHUNK_PAGES / 4
     assert chunks.claim() is None and chunks.claim(from_back=True) is None
+
+
+def test_the_shipped_json_schemas_are_the_models() -> None:
+    """sitegen/schemas/<Kind>.json, published as schemas/<Kind>.json, are what the models say
+    (`SITEGEN_REGENERATE=1` rewrites them after a model changes)."""
+    expected = {kind: _json(schema) for kind, schema in schema_documents().items()}
+    if REGENERATE:
+        SCHEMAS_DIR.mkdir(exist_ok=True)
+        for stale in SCHEMAS_DIR.glob("*.json"):
+            stale.unlink()
+        for kind, data in expected.items():
+            (SCHEMAS_DIR / f"{kind}.json").write_bytes(data)
+    assert sorted(path.stem for path in SCHEMAS_DIR.glob("*.json")) == sorted(KINDS)
+    assert schema_files() == expected, "a model changed: SITEGEN_REGENERATE=1 to rewrite"
+
+
+def test_a_missing_json_schema_fails_the_build_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "schemas"
+    shutil.copytree(SCHEMAS_DIR, shipped)
+    (shipped / "WorkloadCase.json").unlink()
+    monkeypatch.setattr("sitegen.render.SCHEMAS_DIR", shipped)
+    with pytest.raises(RenderError, match="JSON Schema of WorkloadCase is missing"):
+        build_site(FIXTURES / "site" / "content", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
