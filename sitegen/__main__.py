@@ -2,8 +2,8 @@
 
 Importing the stages builds the pydantic models and the pages' record classes: tens of
 thousands of objects that live as long as the process and hold no garbage cycles. With the
-default thresholds the collector walked them ~70 times on the way (~13 ms of a ~0.25 s start
-on the real catalog, while the other CPU idles); it runs as before once the import is done.
+default thresholds the collector walked them ~65 times on the way (~25 ms of CPU of a ~0.25 s
+start, while the other CPU idles); it runs as before once the import is done.
 """
 
 import gc

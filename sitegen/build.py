@@ -45,8 +45,12 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+# While a build runs, the young generation is collected every this many allocations, not 700.
+COLLECT_EVERY = 100_000
+
+
 def _collect_less(function: Callable[P, R]) -> Callable[P, R]:
-    """Run `function` with the young generation collected every 100,000 allocations, not 700.
+    """Run `function` with the young generation collected every COLLECT_EVERY allocations.
 
     Loading and planning allocate millions of objects that live until the build ends and make
     no cycles worth finding: with the default thresholds the collector walked them again and
@@ -58,11 +62,11 @@ def _collect_less(function: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(function)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         thresholds = gc.get_threshold()
-        gc.set_threshold(100_000, 50, 1000)
+        gc.set_threshold(COLLECT_EVERY, 50, 1000)
         try:
             return function(*args, **kwargs)
         finally:
-            if thresholds[0] < 100_000:  # the outermost: the thresholds go back down
+            if thresholds[0] < COLLECT_EVERY:  # the outermost: the thresholds go back down
                 gc.freeze()  # every tracked object into the permanent generation (no walk) …
                 gc.unfreeze()  # … and back, into the oldest one; the young one left empty
             gc.set_threshold(*thresholds)
