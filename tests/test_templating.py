@@ -44,9 +44,8 @@ def test_templates_escape_what_they_output_and_keep_markup() -> None:
         "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;|3|<em>ok</em>|"
         "<i>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#39;&amp;</i>"
     )
-    assert "escape_output(" in make_environment().compile("{{ text }}", raw=True), (
-        "templates compiled with escape_output"
-    )
+    code = make_environment().compile("{{ text }}", raw=True)
+    assert "escape_text(" in code and "escape_output(" in code, "templates compiled with ours"
 
 
 def test_templates_hold_their_globals_in_one_dict() -> None:
@@ -70,7 +69,18 @@ LEAN_CASES = {
         "{{ join(args) }}{{ range(3)|list }}{% for i in range(2) %}{{ loop.index }}{% endfor %}"
     ),
     "escaping": "{{ text }}{{ m }}{% set x %}<b>{{ text }}</b>{% endset %}{{ x }}",
+    # Output is escaped inline for a str, by escape_output for anything else.
+    "values": "{{ number }}|{{ real }}|{{ none }}|{{ html }}|{{ text_like }}|{{ flag }}",
 }
+
+
+class _Html:
+    def __html__(self) -> str:
+        return "<u>own</u>"
+
+
+class _Text(str):
+    pass
 
 
 @pytest.mark.parametrize("name", sorted(LEAN_CASES))
@@ -87,6 +97,12 @@ def test_lean_code_renders_what_jinja_renders(name: str) -> None:
         "join": lambda items: "-".join(map(str, items)),
         "text": SCRIPT,
         "m": Markup("<i>kept</i>"),
+        "number": 3,
+        "real": 0.5,
+        "none": None,
+        "html": _Html(),
+        "text_like": _Text("<a&b>"),
+        "flag": True,
     }
     stock = Environment(autoescape=True, undefined=StrictUndefined)
     ours = make_environment()
@@ -115,6 +131,12 @@ def test_lean_code_keeps_jinjas_blocks_calls_and_loops() -> None:
         expected = stock.get_template(name).render(values)
         assert ours.get_template(name).render(values) == expected, name
     assert ours.get_template("child.html").render(values).startswith("<b>[base &lt;")
+    # A root and its blocks collect their output and yield it once (the child's root yields
+    # its own, empty, then its parent's): not one piece per output through every generator.
+    for name in sources:
+        pieces = list(ours.get_template(name).generate(values))
+        assert len(pieces) <= 2, (name, pieces)
+    assert len(list(stock.get_template("child.html").generate(values))) > 2
 
 
 def test_lean_code_calls_and_reads_attributes_directly() -> None:
