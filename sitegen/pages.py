@@ -1819,7 +1819,8 @@ class _Planner:
         are in order already, or an incremental build's keys need the order)."""
         if self.keyed or entry.digest in self.resource_run_lists:
             return len(self.resource_runs(entry))
-        return sum(1 for _ in self.run_digests(self.run_sources(entry)))
+        # A run references one resource of each kind it names: the tallies count its users.
+        return sum(self.run_counts[d] for d in self.run_sources(entry))
 
     def resource_page_paths(self, entry: LoadedResource) -> list[str]:
         """The resource's page, then one page per further RUNS_PER_PAGE runs it lists."""

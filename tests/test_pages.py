@@ -207,3 +207,16 @@ def test_resource_run_lists_are_ordered_where_their_pages_are_planned(
     twin = next(p for p in keyed.pages if p.path == page.path)
     assert page.built().context == twin.built().context
     assert ordered
+    # The count (the runs' tallies) is the number of runs that use the resource (the catalog's
+    # reverse references), a project's through its implementations.
+    planner = sitegen.pages._Planner(Inputs(catalog, analysis, urls, reports, None))
+    counted = {
+        entry.digest: planner.resource_run_count(entry)
+        for entry in catalog.by_digest.values()
+        if entry.kind != "BenchmarkRun"
+    }
+    assert counted == {
+        digest: len(list(planner.run_digests(planner.run_sources(catalog.by_digest[digest]))))
+        for digest in counted
+    }
+    assert 0 in counted.values() and max(counted.values()) > 4
