@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jinja2 import DictLoader, Environment, StrictUndefined, UndefinedError, pass_context
+from jinja2.runtime import Macro
 from markupsafe import Markup, escape
 
 from sitegen.render import TEMPLATES_DIR
@@ -20,6 +21,7 @@ from sitegen.templating import (
     _Compiled,
     _LeanCode,
     _safe_link,
+    direct_macro,
     escape_output,
     make_environment,
     markdown_renderer,
@@ -390,3 +392,27 @@ def test_pythons_dont_write_bytecode_switch_stops_writing(
     monkeypatch.setattr("sys.dont_write_bytecode", True)
     make_environment(templates)
     assert not (tmp_path / "cache").exists()
+
+
+def test_macros_called_with_their_arguments_skip_jinjas_matching() -> None:
+    """The shared macros are called straight (direct_macro) when given exactly their
+    positional arguments, with the macro's own result; keywords and defaults still work."""
+    sources = {
+        "m.html": "{% macro pair(a, b='<d>') %}[{{ a }}|{{ b }}]{% endmacro %}"
+        "{% macro wrap() %}({{ caller() }}){% endmacro %}"
+    }
+    environment = _Compiled(loader=DictLoader(sources), autoescape=True, undefined=StrictUndefined)
+    module = environment.get_template("m.html").module
+    pair = direct_macro(module.pair)  # type: ignore[attr-defined]
+    assert pair is not module.pair  # type: ignore[attr-defined]
+    for args, kwargs in (((SCRIPT, "x"), {}), ((SCRIPT,), {}), ((), {"a": 1, "b": 2})):
+        expected = module.pair(*args, **kwargs)  # type: ignore[attr-defined]
+        assert pair(*args, **kwargs) == expected and isinstance(expected, Markup)
+    assert pair(SCRIPT, "x") == "[&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;|x]"
+    with pytest.raises(TypeError):
+        pair(1, 2, 3)  # jinja's own error: too many arguments
+    assert direct_macro(module.wrap) is module.wrap  # type: ignore[attr-defined]  # a caller
+    environment.autoescape = False
+    plain = environment.from_string("{% macro m(a) %}{{ a }}{% endmacro %}").module
+    assert direct_macro(plain.m) is plain.m  # type: ignore[attr-defined]  # returns a plain str
+    assert not isinstance(make_environment().globals["identity"], Macro)
