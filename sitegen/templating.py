@@ -103,8 +103,8 @@ def escape_output(value: Any) -> str:
 
 
 class _LeanCode(CodeGenerator):
-    """jinja's code generator with three costs of its generality removed, each measured on a
-    run page's render (docs/performance.md):
+    """jinja's code generator with costs of its generality removed, each measured on a run
+    page's render (docs/performance.md):
 
     - each `{{ … }}` of an autoescaped template is escaped to a plain `str` (markupsafe's own
       C escaping, inline for a str, `escape_output` for anything else), not by jinja's

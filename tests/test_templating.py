@@ -407,7 +407,8 @@ def test_macros_called_with_their_arguments_skip_jinjas_matching() -> None:
     assert pair is not module.pair  # type: ignore[attr-defined]
     for args, kwargs in (((SCRIPT, "x"), {}), ((SCRIPT,), {}), ((), {"a": 1, "b": 2})):
         expected = module.pair(*args, **kwargs)  # type: ignore[attr-defined]
-        assert pair(*args, **kwargs) == expected and isinstance(expected, Markup)
+        got = pair(*args, **kwargs)
+        assert got == expected and isinstance(got, Markup) and isinstance(expected, Markup)
     assert pair(SCRIPT, "x") == "[&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;|x]"
     with pytest.raises(TypeError):
         pair(1, 2, 3)  # jinja's own error: too many arguments
