@@ -143,8 +143,13 @@ class _LeanCode(CodeGenerator):
         super().blockvisit(nodes, frame)
         self.writeline(f"yield concat({frame.buffer})")
 
+    @staticmethod
+    def _escapes_inline(frame: Frame) -> bool:
+        # What `_output_child_pre` opens, `_output_child_post` must close: one test for both.
+        return not frame.eval_ctx.volatile and frame.eval_ctx.autoescape
+
     def _output_child_pre(self, node: Expr, frame: Frame, finalize: Any) -> None:
-        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:
+        if not self._escapes_inline(frame):
             super()._output_child_pre(node, frame, finalize)
             return
         # escape_output inlined for the common case, a str: half the time of the call.
@@ -153,7 +158,7 @@ class _LeanCode(CodeGenerator):
             self.write(finalize.src)
 
     def _output_child_post(self, node: Expr, frame: Frame, finalize: Any) -> None:
-        if frame.eval_ctx.volatile or not frame.eval_ctx.autoescape:
+        if not self._escapes_inline(frame):
             super()._output_child_post(node, frame, finalize)
             return
         if finalize.src is not None:

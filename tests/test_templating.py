@@ -73,6 +73,9 @@ LEAN_CASES = {
     "escaping": "{{ text }}{{ m }}{% set x %}<b>{{ text }}</b>{% endset %}{{ x }}",
     # Output is escaped inline for a str, by escape_output for anything else.
     "values": "{{ number }}|{{ real }}|{{ none }}|{{ html }}|{{ text_like }}|{{ flag }}",
+    # Where autoescaping is off, or decided at run time, output is jinja's own.
+    "unescaped": "{% autoescape false %}{{ text }}{{ number }}{% endautoescape %}{{ text }}"
+    "{% autoescape flag %}{{ text }}{% endautoescape %}",
 }
 
 
