@@ -72,8 +72,6 @@ def _deployment(args: argparse.Namespace) -> Deployment:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from sitegen.baseline import preview_baseline  # git and urllib only when comparing
-
     started = time.perf_counter()
     try:
         deployment = _deployment(args)
@@ -82,6 +80,9 @@ def _build(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     baseline = None
     if deployment.compares:
+        # git and urllib (ssl: ~30 ms) only when comparing
+        from sitegen.baseline import preview_baseline
+
         baseline = preview_baseline(deployment, args.content_dir)
         for note in baseline.notes:
             print(f"warning: base: {note}", file=sys.stderr)

@@ -561,16 +561,16 @@ class Resource(Model):
 
     def spec_json(self) -> dict[str, Any]:
         """The spec exactly as hashed: aliases, normalised values, absent keys absent."""
-        spec: Model = self.spec  # type: ignore[attr-defined]
-        return spec.model_dump(mode="json", exclude_unset=True)
+        return self.document_json()["spec"]  # type: ignore[no-any-return]
 
     def document_json(self) -> dict[str, Any]:
         """The whole resource, normalised, in the canonical key order of the format."""
+        dumped = self.model_dump(mode="json", exclude_unset=True)
         return {
             "apiVersion": API_VERSION,
-            "kind": self.kind,  # type: ignore[attr-defined]
-            "metadata": self.metadata.model_dump(mode="json", exclude_unset=True),
-            "spec": self.spec_json(),
+            "kind": dumped["kind"],
+            "metadata": dumped["metadata"],
+            "spec": dumped["spec"],
         }
 
 
