@@ -1,7 +1,7 @@
 """sitegen against Hugo on synthetic catalogs, the real catalog cold, and a one-file rebuild.
 
     .venv/bin/python bench/run.py [--sizes 1k,10k,100k] [--repeat 3] [--with-1m] [--no-hugo]
-                                  [--update-docs]
+                                  [--python OTHER_VENV/bin/python] [--update-docs]
 
 For each size N: the catalog of N runs and its Hugo twin come from `bench/generate.py` (cached
 under bench/out/). Each repeat builds both, alternating which goes first, each in a fresh process
@@ -9,7 +9,9 @@ into an output directory that does not exist yet (a cold build; the output is de
 builds, outside the timing). Reported per tool: the median wall time, runs/s and pages/s at that
 median, peak RSS and CPU time, output files and bytes per page; and sitegen/Hugo, the ratio of
 the medians. Then the real catalog (`content/`) is built cold, and at the largest size up to
-100k one run file is edited and `sitegen build --incremental` times the rebuild.
+100k one run file is edited and `sitegen build --incremental` times the rebuild. With
+`--python`, another interpreter builds the real catalog too, alternating with this one: what
+the build of Python itself costs (docs/performance.md).
 
 Peak memory is sampled over the build's process tree (sitegen's forked workers included): the
 sum of RSS every 50 ms from /proc/<pid>/statm (pages shared copy-on-write counted in every
@@ -193,8 +195,10 @@ def _clear(path: Path) -> None:
         shutil.rmtree(sibling, ignore_errors=True)
 
 
-def sitegen_command(content: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "sitegen", "build", str(content), "--out", str(out), *extra]
+def sitegen_command(
+    content: Path, out: Path, *extra: str, python: str = sys.executable
+) -> list[str]:
+    return [python, "-m", "sitegen", "build", str(content), "--out", str(out), *extra]
 
 
 def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -> dict[str, Any]:
@@ -248,15 +252,20 @@ def bench_size(n: int, repeat: int, with_hugo: bool) -> dict[str, Any]:
     return result
 
 
-def bench_real(repeat: int) -> dict[str, Any]:
+def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
     """The real catalog built cold, alternately on disk and, where there is one, on tmpfs (the
     same build without the disk: what the code costs). Each disk build is followed by the file
     system's floor: its output written again at the same path by one process that renders
     nothing (`write_floor`). The same path, because what creating a file costs on ext4 depends
-    on where its folder sits (here 0.02 to 0.6 ms, from one folder to another)."""
+    on where its folder sits (here 0.02 to 0.6 ms, from one folder to another).
+
+    Each of `pythons` (the interpreter of another environment with sitegen installed from this
+    checkout) builds on tmpfs too, after this interpreter's tmpfs build in each repeat: the same
+    code and content, another build of Python (one compiled with PGO and LTO, say)."""
     out = BUILDS / "sitegen-real"
     in_memory = MEMORY / "sitegen-bench-real" if MEMORY.is_dir() else None
     samples, floors, memory = [], [], []
+    others: dict[str, list[dict[str, Any]]] = {python: [] for python in pythons}
     for _ in range(repeat):
         _clear(out)
         os.sync()
@@ -264,9 +273,11 @@ def bench_real(repeat: int) -> dict[str, Any]:
         stats = output_stats(out)
         floors.append(write_floor(out, out))
         if in_memory is not None:
-            _clear(in_memory)
-            os.sync()  # the disk build's and the floor's writes flushed first, not during it
-            memory.append(measure(sitegen_command(REPOSITORY / "content", in_memory)))
+            for python in (sys.executable, *pythons):
+                _clear(in_memory)
+                os.sync()  # the disk build's and the floor's writes flushed first, not during it
+                sample = measure(sitegen_command(REPOSITORY / "content", in_memory, python=python))
+                (memory if python == sys.executable else others[python]).append(sample)
             _clear(in_memory)
     _clear(out)
     runs = runs_built(samples[0])
@@ -280,7 +291,39 @@ def bench_real(repeat: int) -> dict[str, Any]:
         tmpfs = summarise(memory, runs, stats)
         for key in ("wall_s", "wall_s_all", "cpu_s", "system_cpu_s"):
             result[f"tmpfs_{key}"] = tmpfs[key]
+    if any(others.values()):
+        result["other_pythons"] = [
+            {**interpreter(python), **_pick(summarise(found, runs, stats))}
+            for python, found in others.items()
+        ]
     return result
+
+
+def _pick(summary: dict[str, Any]) -> dict[str, Any]:
+    return {
+        f"tmpfs_{key}": summary[key] for key in ("wall_s", "wall_s_all", "cpu_s", "system_cpu_s")
+    }
+
+
+_INTERPRETER = """
+import json, platform, sys, sysconfig
+flags = sysconfig.get_config_var("CONFIG_ARGS") or ""
+print(json.dumps({
+    "python": platform.python_version(),
+    "executable": sys.executable,
+    "base_executable": getattr(sys, "_base_executable", sys.executable),
+    "configured_with_pgo": "--enable-optimizations" in flags,
+    "configured_with_lto": "--with-lto" in flags,
+}))
+"""
+
+
+def interpreter(python: str = sys.executable) -> dict[str, Any]:
+    """Which Python runs sitegen: its version, where it lives, and what its sysconfig says of
+    its build (a distribution's build may say less than it did: Debian's statically linked
+    /usr/bin/python3 is built with PGO and LTO, and reports its shared library's flags)."""
+    found = subprocess.run([python, "-c", _INTERPRETER], capture_output=True, text=True, check=True)
+    return json.loads(found.stdout)  # type: ignore[no-any-return]
 
 
 _BUILT_RUNS = re.compile(r"\(([\d,]+) runs\)")
@@ -473,6 +516,12 @@ def table(results: dict[str, Any]) -> str:
                 else "."
             )
         )
+    for other in real.get("other_pythons", []) if real else []:
+        extra.append(
+            f"The same on tmpfs with Python {other['python']} (`{other['base_executable']}`), "
+            f"alternating with this one: **{other['tmpfs_wall_s']:.2f} s** "
+            f"(CPU {other['tmpfs_cpu_s']:.2f} s, the kernel's {other['tmpfs_system_cpu_s']:.2f} s)."
+        )
     incremental = results.get("incremental")
     if incremental:
         extra.append(
@@ -496,6 +545,11 @@ def table(results: dict[str, Any]) -> str:
     extra.append(
         f"{how} on {machine['cpus']} CPUs "
         f"({machine['python']}, Hugo {results.get('hugo_version', '—')}), {results['date']}."
+        + (
+            f" Python: `{machine['interpreter']['base_executable']}`."
+            if "interpreter" in machine
+            else ""
+        )
     )
     return "\n".join(lines) + "\n\n" + "\n\n".join(extra) + "\n"
 
@@ -524,13 +578,22 @@ def main() -> None:
         action="store_true",
         help="only the one-file rebuilds at the largest size (no full builds, no real catalog)",
     )
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also build the real catalog on tmpfs with this interpreter (of another environment "
+        "with sitegen installed from this checkout), alternating with this one; repeatable",
+    )
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest")
     args = parser.parse_args()
     sizes = [_size(s) for s in args.sizes.split(",") if s.strip()]
     compileall.compile_dir(REPOSITORY / "sitegen", quiet=1)
     templates = "from sitegen.templating import make_environment; make_environment()"
-    subprocess.run([sys.executable, "-c", templates], env=BUILD_ENV, cwd=REPOSITORY, check=True)
+    for python in (sys.executable, *args.python):
+        subprocess.run([python, "-c", templates], env=BUILD_ENV, cwd=REPOSITORY, check=True)
     results: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d"),
         "repeat": args.repeat,
@@ -538,6 +601,7 @@ def main() -> None:
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "platform": platform.platform(),
+            "interpreter": interpreter(),
         },
         "sizes": {},
     }
@@ -554,7 +618,7 @@ def main() -> None:
         results["sizes"]["1M"] = {"runs": 1_000_000, **bench_size(1_000_000, 1, False)}
     if not args.no_real and not args.rebuilds_only:
         print("real catalog", flush=True)
-        results["real"] = bench_real(args.repeat)
+        results["real"] = bench_real(args.repeat, tuple(args.python))
     if not args.no_incremental and sizes:
         n = max((s for s in sizes if s <= 100_000), default=min(sizes))
         print(f"one-file rebuild at {n:,} runs", flush=True)
