@@ -1122,9 +1122,9 @@ class _Planner:
         refs: tuple[Link, ...] = ()
         if operation is not None:
             spec = self.spec(operation)
-            metadata = operation.resource.metadata
-            description = metadata.description
-            refs = tuple(Link(r.url, r.url) for r in metadata.source_refs or ())
+            metadata = self.document(operation)["metadata"]
+            description = metadata.get("description")
+            refs = tuple(Link(r["url"], r["url"]) for r in metadata.get("sourceRefs") or ())
             facts.append(Fact("Family", spec["family"]))
             axes = [
                 f"{name} ({axis['role']}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,25 @@ def test_kernel_context_and_run_context() -> None:
     assert [a.text for a in run.meta.attributions] == [
         "Liger-Kernel, BSD-2-Clause, Copyright 2024 LinkedIn Corporation"
     ]
+
+
+def test_kernel_page_reads_its_operations_metadata(tmp_path: Path) -> None:
+    # Metadata is not hashed: a copy of the fixture with source references keeps its digests.
+    content = tmp_path / "content"
+    shutil.copytree(CONTENT, content)
+    operation = content / "operations" / "liger-layer-norm.json"
+    document = json.loads(operation.read_text())
+    url = "https://github.com/linkedin/Liger-Kernel/blob/main/benchmark/scripts/benchmark_layer_norm.py"
+    document["metadata"]["sourceRefs"] = [{"url": url}]
+    operation.write_text(json.dumps(document, indent=2))
+    catalog = check_content(content).catalog
+    analysis = analyse(catalog)
+    urls = plan_urls(catalog, analysis.kernels, None)
+    site = plan_site(Inputs(catalog, analysis, urls, load_reports(content)[0], None))
+    kernel = next(p for p in site.pages if p.path == "kernels/liger-layer-norm/").built().context
+    assert isinstance(kernel, KernelContext)
+    assert kernel.description == document["metadata"]["description"]
+    assert [(r.text, r.href) for r in kernel.source_refs] == [(url, url)]
 
 
 def test_number_formatting() -> None:
