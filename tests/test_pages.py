@@ -28,11 +28,11 @@ from tests.conftest import FIXTURES
 CONTENT = FIXTURES / "site" / "content"
 
 
-def fixture_site():  # type: ignore[no-untyped-def]
-    catalog = check_content(CONTENT).catalog
+def fixture_site(content: Path = CONTENT):  # type: ignore[no-untyped-def]
+    catalog = check_content(content).catalog
     analysis = analyse(catalog)
     urls = plan_urls(catalog, analysis.kernels, None)
-    reports, _ = load_reports(CONTENT)
+    reports, _ = load_reports(content)
     return analysis, plan_site(Inputs(catalog, analysis, urls, reports, None))
 
 
@@ -96,10 +96,7 @@ def test_kernel_page_reads_its_operations_metadata(tmp_path: Path) -> None:
     url = "https://github.com/linkedin/Liger-Kernel/blob/main/benchmark/scripts/benchmark_layer_norm.py"
     document["metadata"]["sourceRefs"] = [{"url": url}]
     operation.write_text(json.dumps(document, indent=2))
-    catalog = check_content(content).catalog
-    analysis = analyse(catalog)
-    urls = plan_urls(catalog, analysis.kernels, None)
-    site = plan_site(Inputs(catalog, analysis, urls, load_reports(content)[0], None))
+    _, site = fixture_site(content)
     kernel = next(p for p in site.pages if p.path == "kernels/liger-layer-norm/").built().context
     assert isinstance(kernel, KernelContext)
     assert kernel.description == document["metadata"]["description"]
