@@ -273,11 +273,12 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
         stats = output_stats(out)
         floors.append(write_floor(out, out))
         if in_memory is not None:
-            for python in (sys.executable, *pythons):
+            for python, found in ((sys.executable, memory), *others.items()):
                 _clear(in_memory)
                 os.sync()  # the disk build's and the floor's writes flushed first, not during it
-                sample = measure(sitegen_command(REPOSITORY / "content", in_memory, python=python))
-                (memory if python == sys.executable else others[python]).append(sample)
+                found.append(
+                    measure(sitegen_command(REPOSITORY / "content", in_memory, python=python))
+                )
             _clear(in_memory)
     _clear(out)
     runs = runs_built(samples[0])
@@ -288,18 +289,17 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
         "write_floor_system_cpu_s": round(statistics.median(system for _, system in floors), 2),
     }
     if memory:
-        tmpfs = summarise(memory, runs, stats)
-        for key in ("wall_s", "wall_s_all", "cpu_s", "system_cpu_s"):
-            result[f"tmpfs_{key}"] = tmpfs[key]
+        result.update(_tmpfs_figures(summarise(memory, runs, stats)))
     if any(others.values()):
         result["other_pythons"] = [
-            {**interpreter(python), **_pick(summarise(found, runs, stats))}
+            {**interpreter(python), **_tmpfs_figures(summarise(found, runs, stats))}
             for python, found in others.items()
         ]
     return result
 
 
-def _pick(summary: dict[str, Any]) -> dict[str, Any]:
+def _tmpfs_figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """A tmpfs build's timings, named as `bench_real` reports them beside the disk build's."""
     return {
         f"tmpfs_{key}": summary[key] for key in ("wall_s", "wall_s_all", "cpu_s", "system_cpu_s")
     }
