@@ -1,22 +1,26 @@
 """sitegen against Hugo on synthetic catalogs, the real catalog cold, and a one-file rebuild.
 
     .venv/bin/python bench/run.py [--sizes 1k,10k,100k] [--repeat 3] [--with-1m] [--no-hugo]
-                                  [--python OTHER_VENV/bin/python] [--update-docs]
+                                  [--python OTHER_VENV/bin/python] [--disk] [--update-docs]
 
 For each size N: the catalog of N runs and its Hugo twin come from `bench/generate.py` (cached
 under bench/out/). Each repeat builds both, alternating which goes first, each in a fresh process
-into an output directory that does not exist yet (a cold build; the output is deleted between
-builds, outside the timing). Reported per tool: the median wall time, runs/s and pages/s at that
-median, peak RSS and CPU time, output files and bytes per page; and sitegen/Hugo, the ratio of
-the medians. Then the real catalog (`content/`) is built cold, and at the largest size up to
-100k one run file is edited and `sitegen build --incremental` times the rebuild. With
-`--python`, another interpreter builds the real catalog too, alternating with this one: what
-the build of Python itself costs (docs/performance.md).
+into an output directory that does not exist yet (a cold build; the output is cleared away
+between builds, outside the timing). The outputs go to tmpfs (/dev/shm) where it can hold them,
+so that both tools are timed without this machine's disk, where what creating a file costs
+depends on what was deleted before (`Place`); `--disk` writes them on disk (bench/out/builds/),
+as a size too big for tmpfs (1M) is anyway. Reported per tool: the median wall time, runs/s and
+pages/s at that median, peak RSS and CPU time, output files and bytes per page; and
+sitegen/Hugo, the ratio of the medians. Then the real catalog (`content/`) is built cold, on
+disk and on tmpfs, and at the largest size up to 100k one run file is edited and rebuilt, by
+`sitegen build --incremental` and by `sitegen serve`. With `--python`, another interpreter
+builds the real catalog too, alternating with this one: what the build of Python itself costs
+(docs/performance.md).
 
 Peak memory is sampled over the build's process tree (sitegen's forked workers included): the
 sum of RSS every 50 ms from /proc/<pid>/statm (pages shared copy-on-write counted in every
 process, so it errs high), and the sum of PSS from /proc/<pid>/smaps_rollup (a page shared by n
-processes counts 1/n: the memory the build needs) every 0.5 s, or less often where reading it
+processes counts 1/n: the memory the build needs) with it, or less often where reading it
 would take over 2 % of a CPU (it walks the page tables: ~0.1 s for a 5 GB process); the largest
 single RSS is kept too. CPU time comes from getrusage(RUSAGE_CHILDREN) before and after. sitegen
 runs with its bytecode compiled beforehand and written (any PYTHONDONTWRITEBYTECODE is dropped
@@ -58,6 +62,8 @@ RESULTS = REPOSITORY / "bench" / "results"
 BUILDS = OUT / "builds"
 # Memory-backed, where the system has one: builds there measure everything but the disk.
 MEMORY = Path("/dev/shm")
+# What one run's outputs take, sitegen's and Hugo's together, with room to spare (~25 KB).
+BYTES_PER_RUN = 40_000
 MARK_START, MARK_END = "<!-- bench:table:start -->", "<!-- bench:table:end -->"
 
 
@@ -110,7 +116,9 @@ def _pss(pid: int) -> int:
     return 0
 
 
-PSS_INTERVAL_S = 0.5
+# As often as the RSS where that is cheap: a build of the real catalog on tmpfs is over in
+# ~0.8 s, and sampled every 0.5 s its PSS was read only at its start (0 MiB).
+PSS_INTERVAL_S = 0.05
 # The share of one CPU that reading PSS may take. At a fixed 0.5 s it took an estimated third
 # of a core in a 1M build (two processes, 9 GB resident), a cost growing with the build's
 # memory: it slowed the biggest build most. Peaks last minutes there, so sampling every few
@@ -188,11 +196,54 @@ def output_stats(root: Path) -> dict[str, int]:
     return {"files": files, "pages": pages, "bytes": size}
 
 
-def _clear(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(path, ignore_errors=True)
-    for sibling in path.parent.glob(f".{path.name}.*"):
-        shutil.rmtree(sibling, ignore_errors=True)
+class Place:
+    """Where builds write, and how a build's output is cleared before the next one.
+
+    On disk an output is moved into a trash folder, emptied when the benchmark ends, not
+    deleted: this machine's ext4 has no journal, and without one the inode allocator skips
+    each inode freed recently (`recently_deleted` in fs/ext4/ialloc.c: a minute, more while
+    its inode table block is not written back), a buffer lookup for each. So a build right
+    after another's output was deleted spends most of its time in the kernel: 20,000 folders
+    of two files took 1.1 s of kernel CPU, then 12.5 and 22.6 s with the last one's deleted
+    before each, 1.3 s with it moved aside (docs/performance.md). On tmpfs an output is
+    deleted at once: there that costs nothing later.
+    """
+
+    def __init__(self, root: Path, on_disk: bool) -> None:
+        self.root = root
+        self.on_disk = on_disk
+        self._trash = root / ".trash"
+        self._thrown = 0
+
+    @property
+    def name(self) -> str:
+        return "disk" if self.on_disk else "tmpfs"
+
+    def clear(self, path: Path) -> None:
+        """Take `path` and its siblings `.<name>.*` (an incremental build's cache) away."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for found in (path, *path.parent.glob(f".{path.name}.*")):
+            if not found.exists():
+                continue
+            if self.on_disk:
+                self._trash.mkdir(parents=True, exist_ok=True)
+                self._thrown += 1
+                found.rename(self._trash / str(self._thrown))
+            else:
+                shutil.rmtree(found)
+
+    def empty_trash(self) -> None:
+        shutil.rmtree(self._trash, ignore_errors=True)
+
+
+DISK = Place(BUILDS, on_disk=True)
+
+
+def place_for(n: int, disk: bool) -> Place:
+    """tmpfs where it holds n runs' outputs with room to spare, unless `disk` says otherwise."""
+    if disk or not MEMORY.is_dir() or shutil.disk_usage(MEMORY).free < 2 * n * BYTES_PER_RUN:
+        return DISK
+    return Place(MEMORY / "sitegen-bench", on_disk=False)
 
 
 def sitegen_command(
@@ -220,7 +271,7 @@ def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -
     }
 
 
-def bench_size(n: int, repeat: int, with_hugo: bool) -> dict[str, Any]:
+def bench_size(n: int, repeat: int, with_hugo: bool, place: Place) -> dict[str, Any]:
     content, hugo_site = catalog(n)
     tools = {"sitegen": lambda out: sitegen_command(content, out)}
     if with_hugo:
@@ -238,15 +289,16 @@ def bench_size(n: int, repeat: int, with_hugo: bool) -> dict[str, Any]:
     for number in range(repeat):
         order = list(tools) if number % 2 == 0 else list(reversed(tools))
         for tool in order:
-            out = BUILDS / f"{tool}-{n}"
-            _clear(out)
+            out = place.root / f"{tool}-{n}"
+            place.clear(out)
             os.sync()
             sample = measure(tools[tool](out))
             samples[tool].append(sample)
             print(f"  {n:>9,} {tool:8s} {sample['wall_s']:7.2f} s", flush=True)
             stats[tool] = output_stats(out)
-            _clear(out)
-    result = {tool: summarise(samples[tool], n, stats[tool]) for tool in tools}
+            place.clear(out)
+    result: dict[str, Any] = {"output": place.name}
+    result.update((tool, summarise(samples[tool], n, stats[tool])) for tool in tools)
     if with_hugo:
         result["ratio"] = round(result["sitegen"]["wall_s"] / result["hugo"]["wall_s"], 3)
     return result
@@ -262,25 +314,26 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
     Each of `pythons` (the interpreter of another environment with sitegen installed from this
     checkout) builds on tmpfs too, after this interpreter's tmpfs build in each repeat: the same
     code and content, another build of Python (one compiled with PGO and LTO, say)."""
-    out = BUILDS / "sitegen-real"
+    out = DISK.root / "sitegen-real"
     in_memory = MEMORY / "sitegen-bench-real" if MEMORY.is_dir() else None
+    memory_place = Place(MEMORY, on_disk=False)
     samples, floors, memory = [], [], []
     others: dict[str, list[dict[str, Any]]] = {python: [] for python in pythons}
     for _ in range(repeat):
-        _clear(out)
+        DISK.clear(out)
         os.sync()
         samples.append(measure(sitegen_command(REPOSITORY / "content", out)))
         stats = output_stats(out)
         floors.append(write_floor(out, out))
         if in_memory is not None:
             for python, found in ((sys.executable, memory), *others.items()):
-                _clear(in_memory)
+                memory_place.clear(in_memory)
                 os.sync()  # the disk build's and the floor's writes flushed first, not during it
                 found.append(
                     measure(sitegen_command(REPOSITORY / "content", in_memory, python=python))
                 )
-            _clear(in_memory)
-    _clear(out)
+            memory_place.clear(in_memory)
+    DISK.clear(out)
     runs = runs_built(samples[0])
     result = {
         "runs": runs,
@@ -342,7 +395,7 @@ def write_floor(tree: Path, dest: Path) -> tuple[float, float]:
     bytes already in memory, and the kernel's CPU seconds of it: what the file system alone
     costs a build of that output."""
     files = [(p.relative_to(tree), p.read_bytes()) for p in sorted(tree.rglob("*")) if p.is_file()]
-    _clear(dest)  # `dest` may be `tree` itself: its files are in memory
+    DISK.clear(dest)  # `dest` may be `tree` itself: its files are in memory
     os.sync()
     started = time.perf_counter()
     system = resource.getrusage(resource.RUSAGE_SELF).ru_stime
@@ -375,12 +428,11 @@ def _edit(target: Path, original: bytes, number: int) -> None:
     target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
-def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
+def bench_incremental(n: int, repeat: int, place: Place) -> dict[str, Any]:
     """A full build with the cache, then one run file edited (median +1 ns) and rebuilt."""
     content, _ = catalog(n)
-    out = BUILDS / f"sitegen-incremental-{n}"
-    _clear(out)
-    shutil.rmtree(out.parent / f".{out.name}.sitegen-cache", ignore_errors=True)
+    out = place.root / f"sitegen-incremental-{n}"
+    place.clear(out)  # and the cache beside it
     first = measure(sitegen_command(content, out, "--incremental"))
     target = _one_run_file(content)
     original = target.read_bytes()
@@ -392,11 +444,11 @@ def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
             print(f"  {n:>9,} one-file  {samples[-1]['wall_s']:7.2f} s", flush=True)
     finally:
         target.write_bytes(original)
-    _clear(out)
-    shutil.rmtree(out.parent / f".{out.name}.sitegen-cache", ignore_errors=True)
+    place.clear(out)
     wall = statistics.median(s["wall_s"] for s in samples)
     return {
         "runs": n,
+        "output": place.name,
         "file": str(target.relative_to(content)),
         "full_build_with_cache_s": round(first["wall_s"], 3),
         "wall_s": round(wall, 3),
@@ -406,17 +458,24 @@ def bench_incremental(n: int, repeat: int) -> dict[str, Any]:
     }
 
 
-def bench_serve(n: int, repeat: int) -> dict[str, Any]:
+def bench_serve(n: int, repeat: int, place: Place) -> dict[str, Any]:
     """`sitegen serve` on the catalog, then one run file edited at a time (median +1 ns): each
     rebuild timed from the end of the file's write to the line the server prints once the
-    site on disk is updated (so the file watcher's delay is in it)."""
+    site is updated (so the file watcher's delay is in it). The server writes its site in a
+    temporary folder, made in `place`."""
     content, _ = catalog(n)
     target = _one_run_file(content)
     original = target.read_bytes()
     command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0"]
+    place.root.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPOSITORY
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=REPOSITORY,
+        env={**BUILD_ENV, "TMPDIR": str(place.root)},
     )
     assert process.stdout is not None
     lines = iter(process.stdout)
@@ -452,6 +511,7 @@ def bench_serve(n: int, repeat: int) -> dict[str, Any]:
             process.kill()
     return {
         "runs": n,
+        "output": place.name,
         "file": str(target.relative_to(content)),
         "first_build_s": round(first, 3),
         "first_build_line": first_line,
@@ -478,9 +538,9 @@ def _label(n: int) -> str:
 
 def table(results: dict[str, Any]) -> str:
     lines = [
-        "| runs | sitegen | runs/s | pages/s | peak memory: PSS (RSS) | files | bytes/page "
-        "| Hugo | Hugo PSS | sitegen/Hugo |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| runs | output | sitegen | runs/s | pages/s | peak memory: PSS (RSS) | files "
+        "| bytes/page | Hugo | Hugo PSS | sitegen/Hugo |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, row in results["sizes"].items():
         s, h = row["sitegen"], row.get("hugo")
@@ -490,7 +550,8 @@ def table(results: dict[str, Any]) -> str:
             else "— | — | —"
         )
         lines.append(
-            f"| {label} | {s['wall_s']:.2f} s | {s['runs_per_s']:,} | {s['pages_per_s']:,} | "
+            f"| {label} | {row.get('output', 'disk')} | {s['wall_s']:.2f} s | "
+            f"{s['runs_per_s']:,} | {s['pages_per_s']:,} | "
             f"{s['peak_pss_mib']:,} MiB ({s['peak_rss_mib']:,} MiB) | {s['files']:,} | "
             f"{s['bytes_per_page']:,} | {hugo} |"
         )
@@ -525,7 +586,8 @@ def table(results: dict[str, Any]) -> str:
     incremental = results.get("incremental")
     if incremental:
         extra.append(
-            f"One run file changed at {incremental['runs']:,} runs, `sitegen build --incremental`: "
+            f"One run file changed at {incremental['runs']:,} runs (output on "
+            f"{incremental.get('output', 'disk')}), `sitegen build --incremental`: "
             f"**{incremental['wall_s']:.2f} s** (full build filling the cache: "
             f"{incremental['full_build_with_cache_s']:.2f} s)."
         )
@@ -533,7 +595,7 @@ def table(results: dict[str, Any]) -> str:
     if serve:
         extra.append(
             f"The same in `sitegen serve` (the last build held in memory), from the file's "
-            f"write to the site updated on disk: **{serve['wall_s']:.2f} s** (first build: "
+            f"write to the site updated: **{serve['wall_s']:.2f} s** (first build: "
             f"{serve['first_build_s']:.2f} s)."
         )
     machine = results["machine"]
@@ -565,6 +627,32 @@ def update_docs(text: str) -> None:
             path.write_text(f"{head}{MARK_START}\n{text}{MARK_END}{tail}")
 
 
+def run_all(args: argparse.Namespace, sizes: list[int], results: dict[str, Any]) -> None:
+    for n in [] if args.rebuilds_only else sizes:
+        place = place_for(n, args.disk)
+        print(f"{n:,} runs, output on {place.name}", flush=True)
+        results["sizes"][_label(n)] = {
+            "runs": n,
+            **bench_size(n, args.repeat, not args.no_hugo, place),
+        }
+    if args.with_1m:
+        if not sizes:
+            results["repeat"] = 1  # the 1M build alone: one build, no Hugo
+        place = place_for(1_000_000, args.disk)
+        print(f"1,000,000 runs (sitegen only), output on {place.name}", flush=True)
+        results["sizes"]["1M"] = {"runs": 1_000_000, **bench_size(1_000_000, 1, False, place)}
+    if not args.no_real and not args.rebuilds_only:
+        print("real catalog", flush=True)
+        results["real"] = bench_real(args.repeat, tuple(args.python))
+    if not args.no_incremental and sizes:
+        n = max((s for s in sizes if s <= 100_000), default=min(sizes))
+        place = place_for(n, args.disk)
+        print(f"one-file rebuild at {n:,} runs, output on {place.name}", flush=True)
+        results["incremental"] = bench_incremental(n, args.repeat, place)
+        print(f"sitegen serve, one-file rebuild at {n:,} runs", flush=True)
+        results["serve"] = bench_serve(n, args.repeat, place)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1k,10k,100k", help="comma-separated: 1k,10k,100k")
@@ -573,6 +661,12 @@ def main() -> None:
     parser.add_argument("--no-hugo", action="store_true")
     parser.add_argument("--no-real", action="store_true")
     parser.add_argument("--no-incremental", action="store_true")
+    parser.add_argument(
+        "--disk",
+        action="store_true",
+        help="write every build's output on disk (bench/out/builds/), not on tmpfs (/dev/shm); "
+        "a size whose outputs tmpfs cannot hold (1M) is built on disk anyway",
+    )
     parser.add_argument(
         "--rebuilds-only",
         action="store_true",
@@ -608,23 +702,10 @@ def main() -> None:
     if not args.no_hugo:
         version = subprocess.run([hugo_binary(), "version"], capture_output=True, text=True)
         results["hugo_version"] = version.stdout.split()[1].split("-")[0] if version.stdout else "?"
-    for n in [] if args.rebuilds_only else sizes:
-        print(f"{n:,} runs", flush=True)
-        results["sizes"][_label(n)] = {"runs": n, **bench_size(n, args.repeat, not args.no_hugo)}
-    if args.with_1m:
-        if not sizes:
-            results["repeat"] = 1  # the 1M build alone: one build, no Hugo
-        print("1,000,000 runs (sitegen only)", flush=True)
-        results["sizes"]["1M"] = {"runs": 1_000_000, **bench_size(1_000_000, 1, False)}
-    if not args.no_real and not args.rebuilds_only:
-        print("real catalog", flush=True)
-        results["real"] = bench_real(args.repeat, tuple(args.python))
-    if not args.no_incremental and sizes:
-        n = max((s for s in sizes if s <= 100_000), default=min(sizes))
-        print(f"one-file rebuild at {n:,} runs", flush=True)
-        results["incremental"] = bench_incremental(n, args.repeat)
-        print(f"sitegen serve, one-file rebuild at {n:,} runs", flush=True)
-        results["serve"] = bench_serve(n, args.repeat)
+    try:
+        run_all(args, sizes, results)
+    finally:
+        DISK.empty_trash()
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     text = table(results)
