@@ -1,0 +1,97 @@
+"""The benchmark's own logic: where builds write and how their outputs are cleared away."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from bench import run
+from bench.run import Place, place_for, table
+
+
+def _output(root: Path, name: str) -> Path:
+    site = root / name
+    (site / "runs" / "a").mkdir(parents=True)
+    (site / "runs" / "a" / "index.html").write_text("<p>run</p>")
+    cache = root / f".{name}.sitegen-cache"
+    cache.mkdir()
+    (cache / "state.pickle").write_bytes(b"state")
+    return site
+
+
+def test_disk_moves_an_output_and_its_cache_aside_until_the_trash_is_emptied(
+    tmp_path: Path,
+) -> None:
+    place = Place(tmp_path / "builds", on_disk=True)
+    site = _output(place.root, "sitegen-1000")
+    place.clear(site)
+    assert not site.exists()
+    assert not (place.root / ".sitegen-1000.sitegen-cache").exists()
+    trash = place.root / ".trash"
+    kept = sorted(p.relative_to(trash).as_posix() for p in trash.rglob("*") if p.is_file())
+    assert kept == ["1/runs/a/index.html", "2/state.pickle"]
+    site = _output(place.root, "sitegen-1000")  # the same path again, then another clear
+    place.clear(site)
+    assert len(list(trash.iterdir())) == 4
+    place.empty_trash()
+    assert not trash.exists()
+    assert list(place.root.iterdir()) == []
+
+
+def test_tmpfs_deletes_an_output_and_its_cache_at_once(tmp_path: Path) -> None:
+    place = Place(tmp_path, on_disk=False)
+    site = _output(tmp_path, "hugo-1000")
+    place.clear(site)
+    place.clear(site)  # nothing left to clear: no error
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_builds_go_to_tmpfs_only_where_it_holds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run, "MEMORY", tmp_path)
+    usage = SimpleNamespace(total=10 * 2**30, used=0, free=10 * 2**30)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage)
+    assert place_for(100_000, disk=False).root == tmp_path / "sitegen-bench"
+    assert not place_for(100_000, disk=False).on_disk
+    assert place_for(100_000, disk=True) is run.DISK
+    assert place_for(1_000_000, disk=False) is run.DISK  # 40 GB of outputs: not in 10 GiB
+    monkeypatch.setattr(run, "MEMORY", tmp_path / "none")
+    assert place_for(1_000, disk=False) is run.DISK
+
+
+def _summary(wall: float, pss: int) -> dict[str, Any]:
+    return {
+        "wall_s": wall,
+        "runs_per_s": 1,
+        "pages_per_s": 1,
+        "peak_pss_mib": pss,
+        "peak_rss_mib": pss,
+        "files": 2,
+        "bytes_per_page": 3,
+    }
+
+
+def test_the_table_says_where_each_size_was_built() -> None:
+    results = {
+        "repeat": 3,
+        "date": "2026-12-01",
+        "machine": {"cpus": 2, "python": "3.11.7"},
+        "sizes": {
+            "1k": {
+                "runs": 1000,
+                "output": "tmpfs",
+                "sitegen": _summary(0.41, 64),
+                "hugo": _summary(0.34, 178),
+                "ratio": 1.2,
+            },
+            "1M": {"runs": 1_000_000, "output": "disk", "sitegen": _summary(500.0, 6000)},
+        },
+    }
+    rows = table(results).splitlines()
+    assert rows[2].startswith("| 1k | tmpfs | 0.41 s |") and rows[2].endswith("| **1.20** |")
+    assert rows[3].startswith("| 1M | disk | 500.00 s |") and rows[3].endswith("| — | — | — |")
