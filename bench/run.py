@@ -239,11 +239,15 @@ class Place:
 DISK = Place(BUILDS, on_disk=True)
 
 
+def tmpfs_place() -> Place:
+    return Place(MEMORY / "sitegen-bench", on_disk=False)
+
+
 def place_for(n: int, disk: bool) -> Place:
     """tmpfs where it holds n runs' outputs with room to spare, unless `disk` says otherwise."""
     if disk or not MEMORY.is_dir() or shutil.disk_usage(MEMORY).free < 2 * n * BYTES_PER_RUN:
         return DISK
-    return Place(MEMORY / "sitegen-bench", on_disk=False)
+    return tmpfs_place()
 
 
 def sitegen_command(
@@ -315,8 +319,7 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
     checkout) builds on tmpfs too, after this interpreter's tmpfs build in each repeat: the same
     code and content, another build of Python (one compiled with PGO and LTO, say)."""
     out = DISK.root / "sitegen-real"
-    in_memory = MEMORY / "sitegen-bench-real" if MEMORY.is_dir() else None
-    memory_place = Place(MEMORY, on_disk=False)
+    tmpfs = tmpfs_place() if MEMORY.is_dir() else None
     samples, floors, memory = [], [], []
     others: dict[str, list[dict[str, Any]]] = {python: [] for python in pythons}
     for _ in range(repeat):
@@ -325,14 +328,15 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
         samples.append(measure(sitegen_command(REPOSITORY / "content", out)))
         stats = output_stats(out)
         floors.append(write_floor(out, out))
-        if in_memory is not None:
+        if tmpfs is not None:
+            in_memory = tmpfs.root / "sitegen-real"
             for python, found in ((sys.executable, memory), *others.items()):
-                memory_place.clear(in_memory)
+                tmpfs.clear(in_memory)
                 os.sync()  # the disk build's and the floor's writes flushed first, not during it
                 found.append(
                     measure(sitegen_command(REPOSITORY / "content", in_memory, python=python))
                 )
-            memory_place.clear(in_memory)
+            tmpfs.clear(in_memory)
     DISK.clear(out)
     runs = runs_built(samples[0])
     result = {
@@ -550,7 +554,7 @@ def table(results: dict[str, Any]) -> str:
             else "— | — | —"
         )
         lines.append(
-            f"| {label} | {row.get('output', 'disk')} | {s['wall_s']:.2f} s | "
+            f"| {label} | {row['output']} | {s['wall_s']:.2f} s | "
             f"{s['runs_per_s']:,} | {s['pages_per_s']:,} | "
             f"{s['peak_pss_mib']:,} MiB ({s['peak_rss_mib']:,} MiB) | {s['files']:,} | "
             f"{s['bytes_per_page']:,} | {hugo} |"
@@ -587,7 +591,7 @@ def table(results: dict[str, Any]) -> str:
     if incremental:
         extra.append(
             f"One run file changed at {incremental['runs']:,} runs (output on "
-            f"{incremental.get('output', 'disk')}), `sitegen build --incremental`: "
+            f"{incremental['output']}), `sitegen build --incremental`: "
             f"**{incremental['wall_s']:.2f} s** (full build filling the cache: "
             f"{incremental['full_build_with_cache_s']:.2f} s)."
         )
