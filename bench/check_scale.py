@@ -52,7 +52,7 @@ def main() -> None:
         for _ in range(args.repeat):
             start = time.perf_counter()
             result = subprocess.run(
-                [sys.executable, "-m", "sitegen.cli", "check", str(content)],
+                [sys.executable, "-m", "sitegen", "check", str(content)],
                 capture_output=True,
                 text=True,
                 check=False,

@@ -34,9 +34,9 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))
 
 from bench import hugo_site  # noqa: E402
-from sitegen.digest import canonical_json, digest, identity_document  # noqa: E402
-from sitegen.load import LoadedResource, load_content  # noqa: E402
-from sitegen.resources import KINDS  # noqa: E402
+from sitegen.content.load import LoadedResource, load_content  # noqa: E402
+from sitegen.model.digest import canonical_json, digest, identity_document  # noqa: E402
+from sitegen.model.resources import KINDS  # noqa: E402
 
 GENERATOR_VERSION = "4"
 SEED = 20260101

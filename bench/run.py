@@ -689,7 +689,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [_size(s) for s in args.sizes.split(",") if s.strip()]
     compileall.compile_dir(REPOSITORY / "sitegen", quiet=1)
-    templates = "from sitegen.templating import make_environment; make_environment()"
+    templates = "from sitegen.render.environment import make_environment; make_environment()"
     for python in (sys.executable, *args.python):
         subprocess.run([python, "-c", templates], env=BUILD_ENV, cwd=REPOSITORY, check=True)
     results: dict[str, Any] = {

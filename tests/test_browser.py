@@ -19,9 +19,9 @@ from urllib.request import urlopen
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
-from sitegen.build import build_site, manifest_of_content
-from sitegen.changes import Baseline
-from sitegen.deploy import Deployment
+from sitegen.pipeline import build_site, manifest_of_content
+from sitegen.publish.compare import Baseline
+from sitegen.publish.deploy import Deployment
 from tests.conftest import FIXTURES
 from tests.netlify_headers import headers_for, site_rules
 from tests.pull_request import make_pull_request

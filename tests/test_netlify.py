@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from sitegen.build import build_site, manifest_of_content
-from sitegen.changes import Baseline
-from sitegen.deploy import Deployment
+from sitegen.pipeline import build_site, manifest_of_content
+from sitegen.publish.compare import Baseline
+from sitegen.publish.deploy import Deployment
 from tests.conftest import FIXTURES, REPOSITORY
 from tests.netlify_headers import headers_for, matching, site_rules, toml_rules, url_paths
 from tests.pull_request import make_pull_request

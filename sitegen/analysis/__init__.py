@@ -1,0 +1,1 @@
+"""What the pages compare: kernels, passes, series and rankings; data in, data out, no HTML."""

@@ -1,0 +1,145 @@
+"""`sitegen build [CONTENT_DIR] [--out OUT_DIR] …`: check, then write the static site."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
+from sitegen.model.problems import format_report
+from sitegen.pipeline import build_site
+from sitegen.publish.deploy import CONTEXTS, DeployError, Deployment, deployment_from
+from sitegen.publish.write import OutputError
+from sitegen.render.errors import RenderError
+from sitegen.site.format import build_date_from_epoch
+from sitegen.site.urls import UrlError
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser("build", help="check the content, then write the static site")
+    parser.add_argument(
+        "content_dir", nargs="?", type=Path, default=Path("content"), metavar="CONTENT_DIR"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("public"), metavar="OUT_DIR", help="default: public/"
+    )
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="where the site is published, e.g. https://kernelindex.dev/ or /sub/ "
+        "(default: links from /, absolute URLs under https://kernelindex.dev/)",
+    )
+    parser.add_argument(
+        "--incremental",
+        action="store_true",
+        help="keep a cache beside OUT_DIR and redo only what changed since the last "
+        "--incremental build (same bytes as a full build; docs/performance.md)",
+    )
+    deploy = parser.add_argument_group(
+        "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"
+    )
+    deploy.add_argument(
+        "--context", choices=CONTEXTS, help="production, deploy-preview, … [CONTEXT]"
+    )
+    deploy.add_argument(
+        "--deploy-url", metavar="URL", help="where this deploy is served [DEPLOY_PRIME_URL]"
+    )
+    deploy.add_argument("--review-id", metavar="N", help="the pull request number [REVIEW_ID]")
+    deploy.add_argument("--branch", metavar="NAME", help="the branch built [HEAD, then BRANCH]")
+    deploy.add_argument("--commit", metavar="SHA", help="the commit built [COMMIT_REF]")
+    deploy.add_argument(
+        "--compare-with",
+        metavar="BASE",
+        help="what the changes page compares with: git ref, content dir, manifest path or URL "
+        "[SITEGEN_COMPARE_WITH; previews default to the base branch, then production]",
+    )
+    deploy.add_argument(
+        "--base-branch",
+        metavar="NAME",
+        help="the branch a preview is compared with [SITEGEN_BASE_BRANCH, default main]",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    try:
+        deployment = _deployment(args)
+    except DeployError as error:
+        print(f"sitegen build: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    baseline = None
+    if deployment.compares:
+        # git and urllib (ssl) only when comparing
+        from sitegen.publish.baseline import preview_baseline
+
+        baseline = preview_baseline(deployment, args.content_dir)
+        for note in baseline.notes:
+            print(f"warning: base: {note}", file=sys.stderr)
+        if baseline.manifest is None:
+            print("warning: the changes page says the base could not be read", file=sys.stderr)
+        else:
+            print(f"changes compared with {baseline.label}", file=sys.stderr)
+    try:
+        built = build_site(
+            args.content_dir,
+            args.out,
+            build_date=build_date_from_epoch(os.environ.get("SOURCE_DATE_EPOCH")),
+            progress=_progress(),
+            deployment=deployment,
+            baseline=baseline,
+            incremental=args.incremental,
+        )
+    except (OutputError, UrlError, RenderError) as error:
+        print(f"sitegen build: {error}", file=sys.stderr)
+        return EXIT_USAGE if not isinstance(error, RenderError) else EXIT_CONTENT
+    checked = built.checked
+    if built.out_dir is None:
+        print(format_report(checked.problems, checked.resource_count, checked.file_count))
+        print("build failed: nothing was written", file=sys.stderr)
+        return EXIT_CONTENT
+    for problem in checked.problems:  # warnings only: errors stop the build above
+        print(problem.line(), file=sys.stderr)
+    for warning in built.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    pages, runs = f"{built.page_count:,} pages", f"{built.run_count:,} runs"
+    print(f"built {pages} ({runs}) in {elapsed:.1f} s → {args.out}")
+    if not deployment.production:
+        print(f"{deployment.context}: noindex, with a preview banner", file=sys.stderr)
+    return EXIT_OK
+
+
+def _deployment(args: argparse.Namespace) -> Deployment:
+    """Netlify's environment, each variable overridden by its option (docs/deploy.md)."""
+    return deployment_from(
+        os.environ,
+        context=args.context,
+        base_url=args.base_url,
+        deploy_url=args.deploy_url,
+        review_id=args.review_id,
+        branch=args.branch,
+        commit=args.commit,
+        compare_with=args.compare_with,
+        base_branch=args.base_branch,
+    )
+
+
+def _progress() -> Callable[[int, int], None]:
+    """Page counts on stderr: redrawn in place on a terminal, else a line every 5,000 pages."""
+    tty = sys.stderr.isatty()
+
+    def report(done: int, total: int) -> None:
+        if tty and (done % 100 == 0 or done == total):
+            end = "\n" if done == total else ""
+            print(f"\rrendering pages {done:,}/{total:,}", end=end, file=sys.stderr, flush=True)
+        elif not tty and done % 5000 == 0:
+            print(f"rendering pages {done:,}/{total:,}", file=sys.stderr, flush=True)
+
+    return report

@@ -1,0 +1,27 @@
+"""`sitegen digest FILE...`: the kind, name and digest of each resource in the files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK
+from sitegen.content.load import load_files
+
+
+def add_to(commands: Any) -> None:
+    parser = commands.add_parser("digest", help="print kind, name and digest of each resource")
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_files([Path(file) for file in args.files])
+    for problem in sorted(loaded.problems):
+        print(problem.line(), file=sys.stderr)
+    for entry in loaded.resources:
+        place = f"#{entry.where}" if entry.where else ""
+        print(f"{entry.path}{place}\t{entry.kind}\t{entry.name}\t{entry.digest}")
+    return EXIT_CONTENT if loaded.problems else EXIT_OK

@@ -1,0 +1,1 @@
+"""Content in: walk the tree, parse strictly, validate, resolve into a catalog."""

@@ -1,0 +1,191 @@
+"""Index resources by digest and kind, resolve every reference, and record who uses what."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sitegen.model.digest import canonical_json
+from sitegen.content.loaded import LoadedResource
+from sitegen.model.problems import Problem, Severity
+from sitegen.model.resources import KINDS, reference_values
+
+# A kernelindex.dev export carries only {run, protocol, environment}: a run whose workload or
+# implementation is absent still checks clean, unless --strict (FORMAT.md §4).
+OPTIONAL_TARGETS = frozenset({"WorkloadCase", "ImplementationRevision", "OperationSpec"})
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every resource once, by digest; the files that repeat a digest; reverse references."""
+
+    by_digest: dict[str, LoadedResource]
+    also_in: dict[str, tuple[LoadedResource, ...]]  # digest → the other copies, sorted
+    used_by: dict[str, tuple[str, ...]]  # digest → digests of the resources that reference it
+    _by_kind: dict[str, tuple[LoadedResource, ...]] = field(repr=False)
+
+    def get(self, digest_value: str, kind: str | None = None) -> LoadedResource | None:
+        entry = self.by_digest.get(digest_value)
+        if entry is None or (kind is not None and entry.kind != kind):
+            return None
+        return entry
+
+    def of_kind(self, kind: str) -> tuple[LoadedResource, ...]:
+        """Resources of one kind, sorted by name then digest."""
+        return self._by_kind.get(kind, ())
+
+    def users(self, digest_value: str, kind: str | None = None) -> list[LoadedResource]:
+        found = (self.by_digest[d] for d in self.used_by.get(digest_value, ()))
+        return [entry for entry in found if kind is None or entry.kind == kind]
+
+    def __len__(self) -> int:
+        return len(self.by_digest)
+
+
+# Each kind's references: (json path, target kind), in `references`' order.
+_REFERENCES = {
+    kind: tuple((".".join(location), target) for location, target in model.references.items())
+    for kind, model in KINDS.items()
+}
+
+
+def references_of(entry: LoadedResource) -> list[tuple[str, str, str]]:
+    """(json path, target kind, digest) for each digest field the resource holds."""
+    summary = entry.held_summary  # a run summarised by its load worker: not parsed again
+    if summary is not None:
+        values = summary.references
+    else:
+        values = reference_values(entry.kind, entry.spec)
+    return [
+        (location, target, value)
+        for (location, target), value in zip(_REFERENCES[entry.kind], values, strict=True)
+    ]
+
+
+def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Catalog, list[Problem]]:
+    """Index `resources`, check each reference, and report what does not resolve."""
+    problems: list[Problem] = []
+    copies: dict[str, list[LoadedResource]] = defaultdict(list)
+    for entry in resources:
+        copies[entry.digest].append(entry)
+
+    by_digest: dict[str, LoadedResource] = {}
+    also_in: dict[str, tuple[LoadedResource, ...]] = {}
+    for digest_value, entries in copies.items():
+        # Deterministic whatever the file order: the first by (path, place) is the one we keep.
+        ordered = sorted(entries, key=lambda e: (e.path, e.where))
+        keeper = ordered[0]
+        by_digest[digest_value] = keeper
+        if len(ordered) > 1:
+            also_in[digest_value] = tuple(ordered[1:])
+            problems.extend(_metadata_conflicts(keeper, ordered[1:]))
+
+    used_by: dict[str, set[str]] = defaultdict(set)
+    dangling: list[tuple[LoadedResource, str, str, str]] = []
+    for entry in by_digest.values():
+        for location, target, value in references_of(entry):
+            found = by_digest.get(value)
+            if found is None:
+                dangling.append((entry, location, target, value))
+            elif found.kind != target:
+                problems.append(
+                    Problem(
+                        entry.path,
+                        entry.at(location),
+                        f"expected {_article(target)} {target}, but {value} is "
+                        f"{_article(found.kind)} {found.kind} "
+                        f"({found.name!r} in {found.path})",
+                    )
+                )
+            else:
+                used_by[value].add(entry.digest)
+
+    for entry, location, target, value in dangling:
+        # Copies of a repeated resource reference the same digests: report the keeper only.
+        severity = Severity.WARNING if target in OPTIONAL_TARGETS and not strict else Severity.ERROR
+        if severity is Severity.WARNING and entry.kind == "BenchmarkRun":
+            continue  # absent workload/implementation is normal for an export: silent
+        hint = _dangling_hint(value, target, by_digest, used_by)
+        problems.append(
+            Problem(
+                entry.path, entry.at(location), f"no {target} with digest {value}", hint, severity
+            )
+        )
+
+    by_kind: dict[str, list[LoadedResource]] = defaultdict(list)
+    for entry in by_digest.values():
+        by_kind[entry.kind].append(entry)
+    catalog = Catalog(
+        by_digest=dict(sorted(by_digest.items())),
+        also_in=also_in,
+        used_by={d: tuple(sorted(users)) for d, users in sorted(used_by.items())},
+        _by_kind={k: tuple(sorted(v, key=_name_order)) for k, v in by_kind.items()},
+    )
+    return catalog, problems
+
+
+def _name_order(entry: LoadedResource) -> tuple[str, str]:
+    return (entry.name, entry.digest)
+
+
+def _metadata_conflicts(keeper: LoadedResource, others: list[LoadedResource]) -> list[Problem]:
+    problems = []
+    kept = keeper.metadata
+    for other in others:
+        if other.metadata != kept:
+            problems.append(
+                Problem(
+                    other.path,
+                    other.at("metadata"),
+                    f"same {other.kind} ({other.digest}) as {keeper.path} with different metadata; "
+                    f"the site shows {keeper.path}'s",
+                    "keep one file per resource",
+                    Severity.WARNING,
+                )
+            )
+    return problems
+
+
+def _dangling_hint(
+    value: str, target: str, by_digest: dict[str, LoadedResource], used_by: dict[str, set[str]]
+) -> str:
+    """Where a likely cause can be computed, say it."""
+    candidates = [e for e in by_digest.values() if e.kind == target]
+    for entry in candidates:
+        # A digest computed over the wrong bytes is a common authoring mistake.
+        whole = entry.document
+        if _sha256(whole) == value:
+            return (
+                f"that is the hash of {entry.path} including metadata; identity hashes only "
+                f"apiVersion, kind and spec: {entry.digest}"
+            )
+        if _sha256(whole["spec"]) == value:
+            return (
+                f"that is the hash of {entry.path}'s spec alone; identity hashes apiVersion, "
+                f"kind and spec: {entry.digest}"
+            )
+    orphans = [e for e in candidates if e.digest not in used_by]
+    if len(orphans) == 1:
+        orphan = orphans[0]
+        return (
+            f"{target} {orphan.name!r} ({orphan.path}) is used by nothing and now has digest "
+            f"{orphan.digest}: was it edited after the run was recorded?"
+        )
+    if orphans:
+        return (
+            f"{len(orphans)} {target} resources are used by nothing "
+            f"(e.g. {orphans[0].path}): was one edited after the run was recorded?"
+        )
+    if not candidates:
+        return f"the content holds no {target} at all"
+    return ""
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "AEIOU" else "a"
+
+
+def _sha256(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()

@@ -1,0 +1,183 @@
+"""One content file to resources: a resource, a stored run bundle, or the lines of an export
+(FORMAT.md §4), each validated into a `LoadedResource` or reported as problems."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sitegen.content.loaded import LoadedResource
+from sitegen.content.strict_json import parse_clean, parse_json, quote
+from sitegen.content.validate import describe, describe_errors, json_type
+from sitegen.content.walk import decode, read_bytes
+from sitegen.model.digest import API_VERSION, digest
+from sitegen.model.problems import Problem
+from sitegen.model.resources import KINDS
+
+MAX_FILE_BYTES = 4 * 1024 * 1024  # one resource or bundle; the largest real one is ~5 KB
+MAX_EXPORT_BYTES = 512 * 1024 * 1024  # a JSON Lines export holds many bundles
+BUNDLE_KEYS = frozenset({"run", "protocol", "environment"})
+BUNDLE_ROLES = {
+    "run": "BenchmarkRun",
+    "protocol": "BenchmarkProtocol",
+    "environment": "ExecutionEnvironment",
+}
+
+
+def load_path(
+    path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    """The resources of one file: an export if it ends in `.jsonl`, else one document."""
+    if str(path).endswith(".jsonl"):
+        load_export(path, shown, resources, problems)
+    else:
+        load_file(path, shown, resources, problems)
+
+
+def load_file(
+    path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    data = read_bytes(path, shown, MAX_FILE_BYTES, problems)
+    clean = None if data is None else parse_clean(data)
+    if clean is not None:
+        _load_value(clean, shown, resources, problems)
+        return
+    text = None if data is None else decode(data, shown, problems)
+    if text is None:
+        return
+    _load_document(text, shown, resources, problems)
+
+
+def load_export(
+    path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    data = read_bytes(path, shown, MAX_EXPORT_BYTES, problems)
+    text = None if data is None else decode(data, shown, problems)
+    if text is None:
+        return
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_FILE_BYTES:
+            problems.append(Problem(f"{shown}:{number}", "-", "line is over the size limit"))
+            continue
+        _load_document(line, f"{shown}:{number}", resources, problems, export=True)
+
+
+def _load_document(
+    text: str,
+    shown: str,
+    resources: list[LoadedResource],
+    problems: list[Problem],
+    export: bool = False,
+) -> None:
+    try:
+        value, found = parse_json(text)
+    except json.JSONDecodeError as error:
+        message = error.msg[0].lower() + error.msg[1:]
+        if message.endswith(" at"):  # "Invalid control character at": the place is in `where`
+            message = message[:-3] + " in a string"
+        problems.append(Problem(shown, f"{error.lineno}:{error.colno}", f"invalid JSON: {message}"))
+        return
+    if found:
+        problems.extend(Problem(shown, where, message) for where, message in found)
+        return
+    _load_value(value, shown, resources, problems, export)
+
+
+def _load_value(
+    value: Any,
+    shown: str,
+    resources: list[LoadedResource],
+    problems: list[Problem],
+    export: bool = False,
+) -> None:
+    """A parsed document: a resource, a bundle, or a problem."""
+    if isinstance(value, dict) and set(value) == BUNDLE_KEYS:
+        _load_bundle(value, shown, resources, problems)
+    elif isinstance(value, dict) and "apiVersion" in value and not export:
+        loaded = validate_resource(value, shown, "", problems)
+        if loaded:
+            resources.append(loaded)
+    else:
+        expected = "a run bundle" if export else "a resource or a run bundle"
+        problems.append(
+            Problem(
+                shown,
+                "$",
+                f"not {expected}",
+                "a resource has apiVersion, kind, metadata and spec; a bundle has "
+                "exactly run, protocol and environment",
+            )
+        )
+
+
+def _load_bundle(
+    value: dict[str, Any], shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    """A stored run bundle: its protocol and environment must hash to the run's digests."""
+    members: dict[str, LoadedResource] = {}
+    for role, kind in BUNDLE_ROLES.items():
+        part = value[role]
+        loaded = validate_resource(part, shown, role, problems, expected_kind=kind)
+        if loaded:
+            members[role] = loaded
+            resources.append(loaded)
+    run = members.get("run")
+    if run is None:
+        return
+    for role, key in (("protocol", "protocolDigest"), ("environment", "environmentDigest")):
+        member = members.get(role)
+        claimed = run.spec[key]
+        if member and member.digest != claimed:
+            problems.append(
+                Problem(
+                    shown,
+                    role,
+                    f"embedded {member.kind} hashes to {member.digest}, but run.spec.{key} is "
+                    f"{claimed}",
+                    "was it edited after the run was recorded?",
+                )
+            )
+
+
+def validate_resource(
+    value: Any, shown: str, where: str, problems: list[Problem], expected_kind: str | None = None
+) -> LoadedResource | None:
+    """Validate one resource object; report every problem under `where`."""
+    prefix = f"{where}." if where else ""
+    if not isinstance(value, dict):
+        problems.append(
+            Problem(shown, where or "$", f"expected a resource object, got {json_type(value)}")
+        )
+        return None
+    kind = value.get("kind")
+    if value.get("apiVersion") != API_VERSION:
+        problems.append(
+            Problem(
+                shown,
+                f"{prefix}apiVersion",
+                f"expected {quote(API_VERSION)}, got {describe(value.get('apiVersion'))}",
+            )
+        )
+        return None
+    if kind not in KINDS or (expected_kind and kind != expected_kind):
+        allowed = expected_kind or "one of " + ", ".join(sorted(KINDS))
+        problems.append(
+            Problem(shown, f"{prefix}kind", f"expected {allowed}, got {describe(kind)}")
+        )
+        return None
+    try:
+        resource = KINDS[kind].model_validate(value)
+    except ValidationError as error:
+        problems.extend(
+            Problem(shown, f"{prefix}{path}", message, hint)
+            for path, message, hint in describe_errors(error, value)
+        )
+        return None
+    document = resource.document_json()
+    return LoadedResource(shown, where, resource, digest(kind, document["spec"]), document)
+

@@ -1,0 +1,198 @@
+"""Load a content tree: every file walked, parsed strictly and validated into resources.
+
+A big tree is read by forked worker processes in chunks taken in walk order and merged back in
+that order, so the result is the same as one process's. A worker sends each resource back as its
+normalised document's bytes (`Packed`) with the run's summary, never as a pickled model. An
+incremental build passes a `LoadCache`: files whose size, times and inode are unchanged are not
+read again.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import orjson
+
+from sitegen import process
+from sitegen.content.documents import load_export, load_file, load_path
+from sitegen.content.loaded import COMPACT_KINDS, DocumentStore, LoadedResource
+from sitegen.content.run_summary import KIND as SUMMARISED_KIND
+from sitegen.content.run_summary import RunSummary, summarise
+from sitegen.content.walk import refuse_special, walk
+from sitegen.model.problems import Problem
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
+
+
+class LoadResult(NamedTuple):
+    resources: list[LoadedResource]
+    problems: list[Problem]
+    file_count: int
+
+
+# Below this many files forking costs more than it saves.
+PARALLEL_MIN_FILES = 1000
+CHUNK_FILES = 500
+MIN_CHUNK_FILES = 50
+
+# A resource as a load worker sends it: path, where, digest, kind, name, title, document bytes,
+# metadata digest (computed there, in parallel, for the manifest).
+PackedResource = tuple[str, str, str, str, str, str | None, bytes, str]
+Packed = list[PackedResource]
+# Beside a `Packed` list, item for item: a run's summary, None for other kinds. Never cached:
+# the analysis takes it once, and an incremental build's state stays small.
+Summaries = list[RunSummary | None]
+# An incremental build's memory of each file: shown path → (stat key, resources, problems).
+StatKey = tuple[int, ...]
+LoadCache = dict[str, tuple[StatKey, Packed, list[Problem]]]
+
+
+def load_content(
+    content_dir: Path,
+    workers: int | None = None,
+    cache: LoadCache | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> LoadResult:
+    """Every resource under `content_dir`, and every problem found on the way.
+
+    `workers` processes read (default: `process.load_processes`); with `cache`, only the files
+    changed since it was filled are read, and it is updated in place to hold exactly the files
+    of this walk. `meanwhile`, if given, is called once: while the workers read, when there are
+    any (the caller's own work, done beside them rather than after), else after the load.
+    """
+    problems: list[Problem] = []
+    label = content_dir.resolve().name or "content"
+    files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
+    if cache is not None:
+        return _load_cached(files, problems, cache, workers, meanwhile)
+    resources: list[LoadedResource] = []
+    count = workers if workers is not None else process.load_processes(len(files))
+    if count > 1 and len(files) >= PARALLEL_MIN_FILES:
+        store = DocumentStore()
+        with _pool(count) as pool:
+            results = pool.imap(_load_chunk, _guided_chunks(files, count))
+            if meanwhile is not None:
+                meanwhile()
+            for packed, found, summaries in results:
+                resources += unpack(packed, store, summaries)
+                problems += found
+    else:
+        for path, shown in files:
+            load_path(path, shown, resources, problems)
+        if meanwhile is not None:
+            meanwhile()
+    return LoadResult(resources, problems, len(files))
+
+
+def _pool(processes: int) -> Pool:
+    """Forked load workers, which leaving its `with` block terminates (SIGTERM)."""
+    return process.fork_context().Pool(processes, initializer=process.worker_signals)
+
+
+def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
+    """The files in runs sized by `process.next_share`: the last runs are short, so the
+    workers finish nearly together."""
+    chunks = []
+    start = 0
+    while start < len(files):
+        size = process.next_share(len(files) - start, workers, MIN_CHUNK_FILES, CHUNK_FILES)
+        chunks.append(files[start : start + size])
+        start += size
+    return chunks
+
+
+def stat_key(path: str | Path) -> StatKey:
+    found = os.lstat(path)
+    return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
+
+
+def unpack(
+    packed: Packed, store: DocumentStore | None = None, summaries: Summaries | None = None
+) -> list[LoadedResource]:
+    """The resources a load worker or a cache entry packed, with the runs' summaries if given."""
+    return [
+        LoadedResource.compact(
+            path, where, value, raw, kind, name, title, metadata_digest, store, summary
+        )
+        if kind in COMPACT_KINDS
+        else LoadedResource(path, where, None, value, orjson.loads(raw))
+        for (path, where, value, kind, name, title, raw, metadata_digest), summary in zip(
+            packed, summaries or itertools.repeat(None, len(packed)), strict=True
+        )
+    ]
+
+
+def _load_cached(
+    files: list[tuple[str, str]],
+    problems: list[Problem],
+    cache: LoadCache,
+    workers: int | None,
+    meanwhile: Callable[[], object] | None,
+) -> LoadResult:
+    keys = {shown: stat_key(path) for path, shown in files}
+    stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
+    count = workers if workers is not None else process.load_processes(len(stale))
+    summaries: dict[str, Summaries] = {}  # the files read now: their runs come summarised
+    if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
+        with _pool(count) as pool:
+            results = pool.imap(_load_chunk, [[item] for item in stale], chunksize=CHUNK_FILES)
+            if meanwhile is not None:
+                meanwhile()
+            for (_, shown), (packed, found, summaries[shown]) in zip(stale, results, strict=True):
+                cache[shown] = (keys[shown], packed, found)
+    else:
+        for item in stale:
+            packed, found, summaries[item[1]] = _load_chunk([item])
+            cache[item[1]] = (keys[item[1]], packed, found)
+        if meanwhile is not None:
+            meanwhile()
+    for shown in set(cache) - set(keys):
+        del cache[shown]
+    resources: list[LoadedResource] = []
+    for _, shown in files:
+        _, packed, found = cache[shown]
+        resources += unpack(packed, summaries=summaries.get(shown))
+        problems += found
+    return LoadResult(resources, problems, len(files))
+
+
+def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem], Summaries]:
+    """A worker's share: each resource packed, the problems, and each run's summary, made here
+    beside the other workers rather than in the main process."""
+    resources: list[LoadedResource] = []
+    problems: list[Problem] = []
+    for path, shown in files:
+        load_path(path, shown, resources, problems)
+    packed = [
+        (r.path, r.where, r.digest, r.kind, r.name, r.title, r.raw, r.metadata_digest)
+        for r in resources
+    ]
+    summaries = [summarise(r.document) if r.kind == SUMMARISED_KIND else None for r in resources]
+    return packed, problems, summaries
+
+
+def load_files(paths: list[Path]) -> LoadResult:
+    """Resources in the named files (for `sitegen digest`), shown by the path as given."""
+    resources: list[LoadedResource] = []
+    problems: list[Problem] = []
+    for path in paths:
+        shown = str(path)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError as error:
+            problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
+            continue
+        refusal = refuse_special(shown, stat.S_ISLNK(mode), stat.S_ISREG(mode))
+        if refusal:
+            problems.append(refusal)
+        elif path.suffix == ".jsonl":
+            load_export(path, shown, resources, problems)
+        else:
+            load_file(path, shown, resources, problems)
+    return LoadResult(resources, problems, len(paths))

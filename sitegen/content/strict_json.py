@@ -1,0 +1,169 @@
+"""Strict JSON: what `json` lets through and the format refuses (duplicate keys, null, NaN,
+numbers that overflow or are not exact, lone surrogates, absurd nesting), each reported with its
+JSON path. Clean documents take orjson's fast path, proven equal to the strict parser's value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from sitegen.model.problems import json_path
+
+MAX_DEPTH = 32  # the deepest real resource nests 7 levels
+MAX_SAFE_INTEGER = 2**53 - 1  # beyond this, RFC 8785 (IEEE doubles) cannot represent integers
+
+
+class _Rejected:
+    """A number the format cannot hold; reported with its JSON path after parsing."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+
+
+class _DuplicateKeys(dict[str, Any]):
+    duplicates: list[str]
+
+
+class _ParseFlags:
+    """Set by the parser hooks so a clean document skips the full inspection walk."""
+
+    suspicious = False
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        counts = Counter(key for key, _ in pairs)
+        marked = _DuplicateKeys(result)
+        marked.duplicates = sorted(key for key, count in counts.items() if count > 1)
+        _ParseFlags.suspicious = True
+        return marked
+    return result
+
+
+def _integer(text: str) -> int | _Rejected:
+    value = int(text)
+    if abs(value) > MAX_SAFE_INTEGER:
+        _ParseFlags.suspicious = True
+        return _Rejected(text, "integer out of range (beyond ±2^53−1, not exact in JSON numbers)")
+    return value
+
+
+def _float(text: str) -> float | _Rejected:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        _ParseFlags.suspicious = True
+        return _Rejected(text, "number out of range (overflows a double)")
+    return value
+
+
+def _constant(text: str) -> _Rejected:
+    _ParseFlags.suspicious = True
+    return _Rejected(text, f"{text} is not valid JSON (numbers must be finite)")
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object, parse_int=_integer, parse_float=_float, parse_constant=_constant
+)
+
+
+_ORJSON_INDENT = orjson.OPT_INDENT_2 | orjson.OPT_STRICT_INTEGER  # refuses ints past ±2^53
+
+
+def parse_clean(data: bytes) -> Any:
+    """The value of a document that provably holds nothing `parse_json` would report, else None.
+
+    orjson parses ~8× faster than `json` with hooks. Its value is the strict parser's when the
+    bytes are exactly what orjson writes back (two-space indent plus a newline, as the importer
+    writes, or compact): then there is no duplicate key (it would be lost), no BOM, bad UTF-8,
+    lone surrogate, NaN or overflowing number (orjson refuses them), no integer past ±2^53
+    (OPT_STRICT_INTEGER refuses to write it back), and every number is in its shortest form.
+    What remains is checked on the text: `null` and nesting. Anything else returns None and takes
+    the strict path, which reports.
+    """
+    if b"null" in data:
+        return None
+    if data.count(b"{") + data.count(b"[") > MAX_DEPTH:
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    try:
+        indented = orjson.dumps(value, option=_ORJSON_INDENT)
+    except orjson.JSONEncodeError:
+        return None
+    if indented + b"\n" == data or orjson.dumps(value) == data:
+        return value
+    return None
+
+
+def parse_json(text: str) -> tuple[Any, list[tuple[str, str]]]:
+    """Parse one JSON text strictly: returns the value and (json path, message) problems.
+
+    Raises `json.JSONDecodeError` for syntax errors (with line and column).
+    """
+    _ParseFlags.suspicious = False
+    try:
+        value = _DECODER.decode(text)
+    except RecursionError:
+        return None, [("$", f"nesting deeper than {MAX_DEPTH} levels")]
+    # The walk costs more than parsing; the text tells cheaply when it cannot find anything.
+    needs_walk = (
+        _ParseFlags.suspicious
+        or "null" in text
+        or "\\ud" in text
+        or "\\uD" in text
+        or text.count("{") + text.count("[") > MAX_DEPTH
+    )
+    return value, _inspect(value) if needs_walk else []
+
+
+def _inspect(root: Any) -> list[tuple[str, str]]:
+    """Problems the parser lets through: duplicates, nulls, bad numbers, depth, lone surrogates."""
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
+    while stack:
+        value, location = stack.pop()
+        if len(location) > MAX_DEPTH:
+            found.append((json_path(location), f"nesting deeper than {MAX_DEPTH} levels"))
+            continue
+        if isinstance(value, dict):
+            for key in getattr(value, "duplicates", ()):
+                found.append((json_path((*location, key)), f"duplicate key {quote(key)}"))
+            for key, item in value.items():
+                if _has_surrogate(key):
+                    found.append((json_path(location), "key holds a lone UTF-16 surrogate"))
+                stack.append((item, (*location, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*location, i)) for i, item in enumerate(value))
+        elif isinstance(value, _Rejected):
+            found.append((json_path(location), value.reason))
+        elif value is None:
+            found.append(
+                (
+                    json_path(location),
+                    "null is not allowed",
+                )
+            )
+        elif isinstance(value, str) and _has_surrogate(value):
+            found.append((json_path(location), "string holds a lone UTF-16 surrogate"))
+    return found
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= c <= "\udfff" for c in text) if not text.isascii() else False
+
+
+def quote(value: Any, limit: int = 60) -> str:
+    """A content string made safe to print on one line: JSON-quoted, ASCII, cut."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+

@@ -1,0 +1,84 @@
+"""The importer protocol and registry: each importer turns a source's files into content
+(`sitegen import NAME …`) and tells the site what only it knows about that content.
+
+An importer is an object with the `Importer` protocol's members, registered with `register`
+when its module is imported. The site asks the registry (`attribution_for`, `project_of`,
+`shape_of`), never an importer by name: nothing outside this package knows a source's names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Protocol
+
+from sitegen.content.reports import Attribution
+from sitegen.content.run_summary import Shape
+
+# The importers that ship with sitegen, by module: imported (and so registered) on first use.
+BUILTIN = ("sitegen.importers.liger",)
+
+
+class Importer(Protocol):
+    """What the command line and the site need of one upstream source."""
+
+    name: str  # the command: `sitegen import NAME`
+    summary: str  # its line in `sitegen import --help`
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the command's arguments to its own subparser."""
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Run the import the arguments describe; the command's exit code."""
+
+    def attribution(self, source: str) -> Attribution | None:
+        """The credit line for runs whose `sourceNative.source` is `source`, if it is ours."""
+
+    def project_of(self, implementation_name: str) -> str | None:
+        """The SoftwareProject name an implementation belongs to, by this source's naming."""
+
+    def shape_of(self, source: str, external_id: str) -> Shape | None:
+        """A run's shape spelled out in its `sourceNative.externalId` (an export without
+        workloads), if `source` is ours and the id holds one."""
+
+
+_registry: dict[str, Importer] = {}
+
+
+def register(importer: Importer) -> None:
+    """Make `importer` known to the command line and the site; a name is registered once."""
+    if _registry.get(importer.name, importer) is not importer:
+        raise ValueError(f"an importer named {importer.name!r} is already registered")
+    _registry[importer.name] = importer
+
+
+def registered() -> tuple[Importer, ...]:
+    """Every importer, by name; the built-in ones are imported the first time."""
+    for module in BUILTIN:
+        importlib.import_module(module)
+    return tuple(_registry[name] for name in sorted(_registry))
+
+
+def attribution_for(source: str) -> Attribution | None:
+    """The first importer's credit line for `source`, or None when no importer owns it."""
+    for importer in registered():
+        found = importer.attribution(source)
+        if found is not None:
+            return found
+    return None
+
+
+def project_of(implementation_name: str) -> str | None:
+    for importer in registered():
+        found = importer.project_of(implementation_name)
+        if found is not None:
+            return found
+    return None
+
+
+def shape_of(source: str, external_id: str) -> Shape | None:
+    for importer in registered():
+        found = importer.shape_of(source, external_id)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,1 @@
+"""The resource model: pydantic classes per kind, canonical digests, and problems."""

@@ -1,0 +1,652 @@
+"""Pydantic models of the kernelindex.dev/v1alpha1 kinds: one class per kind, named as the kind.
+
+Every model is strict (no coercion: `"577632"` is not a number, `true` is not an integer) and
+forbids unknown fields. JSON keeps camelCase; Python uses snake_case through one alias rule, so
+errors report the name the author typed. Normalisation that identity depends on (durations in
+nanoseconds, set-like lists sorted and de-duplicated) happens here, during validation, so a
+validated `spec` dumped by alias is exactly what is hashed.
+
+Unlike the other modules, this one does not postpone its annotations (`from __future__ import
+annotations`): pydantic would evaluate each string again when it builds the models, at every
+start, before the load workers can fork (~13 ms of ~100). A validator returning its own model
+names it in quotes.
+"""
+
+import re
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, ClassVar, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from sitegen.model.digest import API_VERSION
+
+# --- shared value rules (FORMAT.md §1) --------------------------------------------------------
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+TOKEN_PATTERN = r"^[a-z][a-z0-9_]*$"
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
+DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$"
+COMMIT_PATTERN = r"^[0-9a-f]{7,64}$"
+
+# Free text has limits too: content comes from strangers' pull requests.
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+LongText = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=200)]
+Token = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN, max_length=100)]
+Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=100)]
+Digest = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
+Commit = Annotated[str, StringConstraints(pattern=COMMIT_PATTERN)]
+PositiveInt = Annotated[int, Field(ge=1)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+# Constraints on each arm, not on the union: pydantic-core checks them natively (on the union
+# they were a Python call per number, ~20,000 on the real catalog), and the JSON Schema says
+# `minimum` (on the union it leaked pydantic's own `"ge": 0`, which no schema reader knows).
+FiniteNumber = int | Annotated[float, Field(allow_inf_nan=False)]
+NonNegativeNumber = Annotated[int, Field(ge=0)] | Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+def _check_instant(value: str) -> str:
+    # The pattern fixes the shape; parsing catches impossible dates like 2025-02-30.
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as error:
+        raise ValueError(f"not a real date and time: {value!r}") from error
+    return value
+
+
+Instant = Annotated[str, StringConstraints(pattern=INSTANT_PATTERN), AfterValidator(_check_instant)]
+
+
+def _check_https(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme != "https" or not parts.hostname or any(c.isspace() for c in value):
+        raise ValueError(f"not an https URL: {value!r}")
+    return value
+
+
+Url = Annotated[str, StringConstraints(max_length=2000), AfterValidator(_check_https)]
+
+_DURATION_TEXT = re.compile(r"^(\d+(?:\.\d+)?) ?(ns|us|µs|ms|s)$")
+_NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def _normalise_duration(value: Any) -> Any:
+    """Authoring may write `"0.008 ms"`; identity always sees whole nanoseconds (`8000`)."""
+    if not isinstance(value, str):
+        return value
+    match = _DURATION_TEXT.match(value)
+    if not match:
+        raise ValueError(f"not a duration: {value!r} (write integer nanoseconds or e.g. '0.5 ms')")
+    try:
+        nanoseconds = Decimal(match.group(1)) * _NS_PER_UNIT[match.group(2)]
+    except InvalidOperation as error:  # pragma: no cover - the pattern admits only decimals
+        raise ValueError(f"not a duration: {value!r}") from error
+    if nanoseconds != nanoseconds.to_integral_value():
+        raise ValueError(f"{value!r} is not a whole number of nanoseconds")
+    return int(nanoseconds)
+
+
+Duration = Annotated[NonNegativeInt, BeforeValidator(_normalise_duration)]
+
+
+def _sorted_set(values: list[Any]) -> list[Any]:
+    """Set-like lists are hashed sorted and de-duplicated (FORMAT.md §2)."""
+    return sorted(set(values))
+
+
+TokenSet = Annotated[list[Token], AfterValidator(_sorted_set)]
+TextSet = Annotated[list[ShortText], AfterValidator(_sorted_set)]
+
+
+class Model(BaseModel):
+    """Strict, closed, camelCase on the wire."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+        hide_input_in_errors=True,
+    )
+
+
+# --- metadata -----------------------------------------------------------------------------------
+
+LabelKey = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN, max_length=63)]
+
+
+class Author(Model):
+    name: ShortText | None = None
+    github: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9-]{1,39}$")] | None = None
+
+
+class SourceRef(Model):
+    url: Url
+
+
+class Metadata(Model):
+    """Editorial fields: never part of identity. `name` is not unique."""
+
+    name: Name
+    title: ShortText | None = None
+    description: LongText | None = None
+    labels: dict[LabelKey, Annotated[str, StringConstraints(max_length=200)]] | None = None
+    authors: list[Author] | None = None
+    source_refs: list[SourceRef] | None = None
+
+
+# --- OperationSpec ------------------------------------------------------------------------------
+
+_EXPRESSION_TOKEN = re.compile(r"\s*(?:(\d+)|([a-z][a-z0-9_]*)|(//|[-+*%()]))")
+
+
+def check_expression(text: str) -> str:
+    """The derived-axis grammar: integers, axis names, `+ - * % //`, parentheses."""
+    position, depth, expect_operand = 0, 0, True
+    text_end = len(text.rstrip())
+    while position < text_end:
+        match = _EXPRESSION_TOKEN.match(text, position)
+        if not match:
+            raise ValueError(f"unexpected character at {position + 1} in expression {text!r}")
+        number, name, symbol = match.groups()
+        position = match.end()
+        if number or name:
+            if not expect_operand:
+                raise ValueError(f"missing operator before {match.group().strip()!r}")
+            expect_operand = False
+        elif symbol == "(":
+            if not expect_operand:
+                raise ValueError("missing operator before '('")
+            depth += 1
+        elif symbol == ")":
+            if expect_operand or depth == 0:
+                raise ValueError(f"unbalanced ')' in expression {text!r}")
+            depth -= 1
+        else:
+            if expect_operand:
+                raise ValueError(f"missing operand before {symbol!r}")
+            expect_operand = True
+    if expect_operand or depth:
+        raise ValueError(f"incomplete expression {text!r}")
+    return text
+
+
+Expression = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), AfterValidator(check_expression)
+]
+
+
+class Axis(Model):
+    role: Literal["variable", "constant", "derived"]
+    type: Literal["integer"]
+    value: int | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    expression: Expression | None = None
+
+    @model_validator(mode="after")
+    def _role_needs(self) -> "Axis":
+        if self.role == "constant" and self.value is None:
+            raise ValueError("a constant axis needs a value")
+        if self.role == "derived" and self.expression is None:
+            raise ValueError("a derived axis needs an expression")
+        if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
+            raise ValueError("minimum is greater than maximum")
+        return self
+
+
+class TensorSignature(Model):
+    shape: list[Annotated[int, Field(ge=0)] | Token]
+    dtype: Token
+    layout: ShortText | None = None
+
+
+class ScalarSignature(Model):
+    dtype: Token
+
+
+class Operand(Model):
+    name: Token
+    tensor: TensorSignature | None = None
+    scalar: ScalarSignature | None = None
+
+    @model_validator(mode="after")
+    def _tensor_or_scalar(self) -> "Operand":
+        if (self.tensor is None) == (self.scalar is None):
+            raise ValueError("an operand is exactly one of tensor or scalar")
+        return self
+
+
+class Semantics(Model):
+    expression: LongText | None = None
+    mutation: Literal["none", "in_place", "destination"]
+    determinism: Literal["deterministic", "nondeterministic", "unspecified"]
+
+
+class OperationSpecSpec(Model):
+    family: Slug
+    axes: dict[Token, Axis]
+    inputs: Annotated[list[Operand], Field(min_length=1)]
+    outputs: Annotated[list[Operand], Field(min_length=1)]
+    semantics: Semantics
+    reference: LongText | None = None
+
+    @model_validator(mode="after")
+    def _shapes_name_declared_axes(self) -> "OperationSpecSpec":
+        for operand in [*self.inputs, *self.outputs]:
+            if operand.tensor is None:
+                continue
+            for dim in operand.tensor.shape:
+                if isinstance(dim, str) and dim not in self.axes:
+                    raise ValueError(f"operand {operand.name!r} uses undeclared axis {dim!r}")
+        names = [operand.name for operand in self.inputs] + [o.name for o in self.outputs]
+        if len(names) != len(set(names)):
+            raise ValueError("operand names repeat")
+        return self
+
+
+# --- WorkloadCase -------------------------------------------------------------------------------
+
+
+class TensorCase(Model):
+    shape: list[NonNegativeInt]
+    dtype: Token
+    strides: list[int] | None = None
+    alignment_bytes: PositiveInt | None = None
+    data: Token | None = None  # how values were generated, e.g. `randn`
+
+    @model_validator(mode="after")
+    def _strides_match_shape(self) -> "TensorCase":
+        if self.strides is not None and len(self.strides) != len(self.shape):
+            raise ValueError("strides and shape differ in length")
+        return self
+
+
+class ScalarCase(Model):
+    dtype: Token
+    value: FiniteNumber | bool
+
+
+class WorkloadCorrectness(Model):
+    comparator: Token
+    max_absolute_error: NonNegativeNumber | None = None
+    max_relative_error: NonNegativeNumber | None = None
+    required_matched_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+    nan_policy: Token | None = None
+    infinity_policy: Token | None = None
+
+
+class WorkloadCaseSpec(Model):
+    operation_spec_digest: Digest
+    axes: dict[Token, int]
+    tensors: dict[Token, TensorCase]
+    scalars: dict[Token, ScalarCase] | None = None
+    correctness: WorkloadCorrectness
+
+
+# --- SoftwareProject ----------------------------------------------------------------------------
+
+
+class Host(Model):
+    kind: Literal["github", "huggingface", "gitlab", "other"]
+    id: ShortText
+
+
+class Package(Model):
+    ecosystem: Token  # pypi, npm, conda …
+    name: ShortText
+
+
+class SoftwareProjectSpec(Model):
+    name: ShortText
+    kind: Literal["library", "individual", "vendor"] | None = None
+    repository: Url | None = None
+    homepage: Url | None = None
+    host: Host | None = None
+    packages: list[Package] | None = None
+
+
+# --- ImplementationRevision ---------------------------------------------------------------------
+
+
+class ProjectRevision(Model):
+    repository: Url | None = None
+    commit: Commit | None = None
+    version: ShortText | None = None
+    tree_digest: Digest | None = None
+
+
+class OperationRef(Model):
+    spec_digest: Digest
+
+
+class Callable(Model):
+    language: Token
+    path: ShortText | None = None
+    symbol: ShortText | None = None
+    interface: ShortText | None = None
+
+
+class Support(Model):
+    hardware_architectures: TokenSet
+    dtypes: TokenSet
+    products_tested: TextSet | None = None
+    axes: TokenSet | None = None
+    layouts: TextSet | None = None
+
+
+class SourceLocation(Model):
+    repository: Url
+    commit: Commit | None = None
+    path: ShortText | None = None
+
+
+class Install(Model):
+    kind: Literal["git", "pip", "package", "container", "source"]
+    repository: Url | None = None
+    commit: Commit | None = None
+    package: ShortText | None = None
+    version: ShortText | None = None
+    command: LongText | None = None
+
+
+class BuildVariant(Model):
+    name: ShortText
+    install: Install
+    requirements: list[ShortText] | None = None
+
+
+class Licensing(Model):
+    declared: ShortText | None = None
+    concluded: ShortText | None = None
+    evidence: LongText | None = None
+
+
+class ImplementationRevisionSpec(Model):
+    project_revision: ProjectRevision
+    operation: OperationRef
+    callable: Callable
+    support: Support
+    source: SourceLocation | None = None
+    build_variants: list[BuildVariant] | None = None
+    licensing: Licensing
+
+
+# --- BenchmarkProtocol --------------------------------------------------------------------------
+
+
+class Harness(Model):
+    name: ShortText
+    version: ShortText | None = None
+    repository: Url | None = None
+    commit: Commit | None = None
+
+
+class Measurement(Model):
+    timer: Token
+    primary_statistic: Token
+    synchronization: Token | None = None
+    compile_included: bool | None = None
+    setup_included: bool | None = None
+    warmup_iterations: NonNegativeInt | None = None
+    warmup_duration: Duration | None = None
+    measured_iterations: PositiveInt | None = None
+    samples: PositiveInt | None = None
+    input_regeneration: Token | None = None
+    outlier_policy: ShortText | None = None
+
+
+class Comparability(Model):
+    family: Token
+    notes: LongText | None = None
+
+
+class BenchmarkProtocolSpec(Model):
+    harness: Harness
+    measurement: Measurement
+    correctness: LongText | None = None
+    device_policy: LongText | None = None
+    comparability: Comparability | None = None
+
+
+# --- ExecutionEnvironment -----------------------------------------------------------------------
+
+
+class Hardware(Model):
+    vendor: Token
+    product: ShortText
+    architecture: Token
+    form_factor: ShortText | None = None
+    memory_bytes: PositiveInt | None = None
+    count: PositiveInt | None = None
+    interconnect: ShortText | None = None
+
+
+class NamedVersion(Model):
+    name: ShortText
+    version: ShortText
+
+
+class Software(Model):
+    operating_system: ShortText | None = None
+    kernel: ShortText | None = None
+    driver: ShortText | None = None
+    cuda_toolkit: ShortText | None = None
+    compiler: ShortText | None = None
+    framework: NamedVersion | None = None
+    libraries: list[NamedVersion] | None = None
+
+
+SettingValue = Annotated[str, StringConstraints(max_length=200)] | bool | int | FiniteNumber
+
+
+class ExecutionEnvironmentSpec(Model):
+    hardware: Hardware
+    software: Software
+    settings: dict[Token, SettingValue] | None = None
+    image_digest: Digest | None = None
+
+
+# --- BenchmarkRun -------------------------------------------------------------------------------
+
+RunStatus = Literal[
+    "passed",
+    "incorrect_shape",
+    "incorrect_dtype",
+    "incorrect_numerical",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "resource_exceeded",
+    "invalid_reference",
+    "policy_violation",
+    "suspected_reward_hack",
+    "incomplete_evidence",
+    "revoked",
+]
+
+
+class LatencyNs(Model):
+    median: Duration | None = None
+    mean: Duration | None = None
+    p05: Duration | None = None
+    p95: Duration | None = None
+    minimum: Duration | None = None
+    maximum: Duration | None = None
+    mad: Duration | None = None
+    confidence95: Annotated[list[Duration], Field(min_length=2, max_length=2)] | None = None
+
+    @model_validator(mode="after")
+    def _centre_required(self) -> "LatencyNs":
+        if self.median is None and self.mean is None:
+            raise ValueError("latencyNs needs a median or a mean")
+        return self
+
+
+class Timing(Model):
+    primary_statistic: Token
+    samples: PositiveInt | None = None
+    latency_ns: LatencyNs
+    raw_samples: list[Duration] | None = None
+
+
+class RunMeasurement(Model):
+    metric: Token
+    unit: Token
+    statistic: Token
+    value: FiniteNumber
+    sample_count: PositiveInt | None = None
+
+
+class SourceNative(Model):
+    source: Slug
+    benchmark: ShortText | None = None
+    external_id: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    metrics: dict[Token, FiniteNumber] | None = None
+
+
+class RunCorrectness(Model):
+    checked: bool
+    comparator: Token | None = None
+    max_absolute_error: NonNegativeNumber | None = None
+    max_relative_error: NonNegativeNumber | None = None
+    notes: LongText | None = None
+
+
+class Evidence(Model):
+    log_url: Url | None = None
+    artifact_digest: Digest | None = None
+    notes: LongText | None = None
+
+
+class BenchmarkRunSpec(Model):
+    implementation_digest: Digest
+    workload_digest: Digest
+    protocol_digest: Digest
+    environment_digest: Digest
+    status: RunStatus
+    correctness: RunCorrectness | None = None
+    timing: Timing | None = None
+    measurements: list[RunMeasurement] | None = None
+    source_native: SourceNative | None = None
+    evidence: Evidence | None = None
+    observed_at: Instant
+
+
+# --- the envelope -------------------------------------------------------------------------------
+
+
+class Resource(Model):
+    """The four-key envelope shared by every kind."""
+
+    api_version: Literal["kernelindex.dev/v1alpha1"]
+    metadata: Metadata
+    # Each kind narrows `kind` and `spec`; `references` names its digest fields and target kinds.
+    references: ClassVar[dict[tuple[str, ...], str]] = {}
+
+    def spec_json(self) -> dict[str, Any]:
+        """The spec exactly as hashed: aliases, normalised values, absent keys absent."""
+        return self.document_json()["spec"]  # type: ignore[no-any-return]
+
+    def document_json(self) -> dict[str, Any]:
+        """The whole resource, normalised, in the canonical key order of the format."""
+        dumped = self.model_dump(mode="json", exclude_unset=True)
+        return {
+            "apiVersion": API_VERSION,
+            "kind": dumped["kind"],
+            "metadata": dumped["metadata"],
+            "spec": dumped["spec"],
+        }
+
+
+class OperationSpec(Resource):
+    kind: Literal["OperationSpec"]
+    spec: OperationSpecSpec
+
+
+class WorkloadCase(Resource):
+    kind: Literal["WorkloadCase"]
+    spec: WorkloadCaseSpec
+    references: ClassVar[dict[tuple[str, ...], str]] = {
+        ("spec", "operationSpecDigest"): "OperationSpec",
+    }
+
+
+class SoftwareProject(Resource):
+    kind: Literal["SoftwareProject"]
+    spec: SoftwareProjectSpec
+
+
+class ImplementationRevision(Resource):
+    kind: Literal["ImplementationRevision"]
+    spec: ImplementationRevisionSpec
+    references: ClassVar[dict[tuple[str, ...], str]] = {
+        ("spec", "operation", "specDigest"): "OperationSpec",
+    }
+
+
+class BenchmarkProtocol(Resource):
+    kind: Literal["BenchmarkProtocol"]
+    spec: BenchmarkProtocolSpec
+
+
+class ExecutionEnvironment(Resource):
+    kind: Literal["ExecutionEnvironment"]
+    spec: ExecutionEnvironmentSpec
+
+
+class BenchmarkRun(Resource):
+    kind: Literal["BenchmarkRun"]
+    spec: BenchmarkRunSpec
+    references: ClassVar[dict[tuple[str, ...], str]] = {
+        ("spec", "implementationDigest"): "ImplementationRevision",
+        ("spec", "workloadDigest"): "WorkloadCase",
+        ("spec", "protocolDigest"): "BenchmarkProtocol",
+        ("spec", "environmentDigest"): "ExecutionEnvironment",
+    }
+
+
+KINDS: dict[str, type[Resource]] = {
+    model.__name__: model
+    for model in (
+        OperationSpec,
+        WorkloadCase,
+        SoftwareProject,
+        ImplementationRevision,
+        BenchmarkProtocol,
+        ExecutionEnvironment,
+        BenchmarkRun,
+    )
+}
+
+
+def reference_values(kind: str, spec: dict[str, Any]) -> tuple[str, ...]:
+    """The digest at each of `KINDS[kind].references`' paths of a normalised spec, in order."""
+    found = []
+    for location in KINDS[kind].references:
+        value: Any = {"spec": spec}
+        for step in location:
+            value = value[step]
+        found.append(value)
+    return tuple(found)
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of each kind, as pydantic describes it, by kind name: what
+    model/schemas/ ships (tests/model/test_resources.py checks the two agree)."""
+    return {kind: model.model_json_schema(by_alias=True) for kind, model in sorted(KINDS.items())}

@@ -1,0 +1,239 @@
+"""The build: load → validate → resolve → analyse → plan → render → write.
+
+`check_content` is the build stopped before planning, so `sitegen check` and `sitegen build`
+can never disagree about the content. `sitegen build --incremental` and every rebuild of
+`sitegen serve` run these same stages, given the last build's `State` (publish/incremental.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from sitegen import process
+from sitegen.analysis.kernels import analyse
+from sitegen.content.catalog import Catalog, resolve
+from sitegen.content.load import LoadCache, load_content
+from sitegen.content.reports import load_reports
+from sitegen.model.problems import Problem, errors, promote_warnings
+from sitegen.publish.compare import Baseline, compare
+from sitegen.publish.deploy import Deployment
+from sitegen.publish.incremental import (
+    IncrementalOutput,
+    State,
+    fingerprint,
+    forget_state,
+    read_state,
+    write_state,
+)
+from sitegen.publish.manifest import Manifest, plan_manifest
+from sitegen.publish.write import MARKER, check_output_dir, patched, staged
+from sitegen.render.render import render_into
+from sitegen.site.lookup import SiteInputs
+from sitegen.site.plan import plan_site
+from sitegen.site.records import Site
+from sitegen.site.urls import SiteUrls, parse_base_url, plan_urls
+
+if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the content loads
+    from jinja2 import Environment
+
+
+class CheckedContent(NamedTuple):
+    catalog: Catalog
+    problems: list[Problem]  # sorted; errors and warnings
+    resource_count: int  # every resource read, copies included
+    file_count: int
+
+    @property
+    def ok(self) -> bool:
+        return not errors(self.problems)
+
+
+def check_content(
+    content_dir: Path,
+    strict: bool = False,
+    load_cache: LoadCache | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> CheckedContent:
+    """Load and validate every file, then resolve every reference.
+
+    With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated.
+    `meanwhile` is called once, while the load workers read (content/load.py).
+    """
+    with process.collecting_less():
+        loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
+        catalog, resolution_problems = resolve(loaded.resources, strict=strict)
+    problems = [*loaded.problems, *resolution_problems]
+    if strict:
+        problems = promote_warnings(problems)
+    return CheckedContent(catalog, sorted(problems), len(loaded.resources), loaded.file_count)
+
+
+class BuiltSite(NamedTuple):
+    checked: CheckedContent
+    out_dir: Path | None  # None when the content had errors and nothing was written
+    page_count: int
+    run_count: int
+    file_count: int
+    warnings: list[str]  # about site data outside the resources (import reports)
+
+
+def build_site(
+    content_dir: Path,
+    out_dir: Path,
+    base_url: str | None = None,
+    build_date: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    deployment: Deployment | None = None,
+    baseline: Baseline | None = None,
+    incremental: bool = False,
+    state: State | None = None,
+) -> BuiltSite:
+    """check → analyse → plan → render → write. Nothing is written unless the content is clean.
+
+    `deployment` says where the site is published (a local build when None), `baseline` what
+    its changes page compares it with (none when None). `incremental` reads and keeps the state
+    beside the output; `state` is one held in memory instead (`sitegen serve`), updated in
+    place. Either way only changed content is read again, only changed pages rendered and only
+    changed files written. Raises OutputError for a refused output path, UrlError for a bad
+    base URL or a path clash, RenderError for a template that fails.
+    """
+    deployment = deployment or Deployment()
+    if base_url is not None:
+        deployment = deployment._replace(base_url=base_url)
+    # Refuse a dangerous output path before any work, and again before writing.
+    check_output_dir(out_dir, content_dir)
+    parse_base_url(deployment.base_url)
+    on_disk = incremental and state is None
+    if on_disk:
+        state = read_state(out_dir) or State()
+    with process.collecting_less():
+        # The templates compile while the load workers read: a CPU would idle otherwise.
+        templates = functools.cache(_compile_templates)
+        checked = check_content(
+            content_dir, load_cache=state.loads if state else None, meanwhile=templates
+        )
+        if not checked.ok:
+            return BuiltSite(checked, None, 0, 0, 0, [])
+        reports, warnings = load_reports(content_dir)
+        analysis = analyse(checked.catalog)
+        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
+
+        def manifest_now() -> Manifest:
+            return plan_manifest(checked.catalog, analysis, urls, deployment)
+
+        # Planned when the renderer writes it, beside the page workers, unless the changes
+        # page or an incremental build's keys read it first.
+        manifest: Manifest | Callable[[], Manifest] = manifest_now
+        changes = None
+        if baseline is not None or state is not None:
+            manifest = manifest_now()
+            if baseline is not None and baseline.manifest is not None:
+                head = head_label(deployment)
+                changes = compare(baseline.manifest, manifest, baseline.label, head)
+        inputs = SiteInputs(
+            checked.catalog,
+            analysis,
+            urls,
+            reports,
+            build_date,
+            deployment,
+            manifest,
+            baseline,
+            changes,
+            keyed=state is not None,
+        )
+        site = plan_site(inputs)
+        pages = len(site.pages) + 1  # and the 404 page
+        if state is not None:
+            key = _site_key(site, inputs)
+            target = _write_incremental(
+                site, urls, out_dir, content_dir, state, key, templates(), progress
+            )
+            if on_disk:
+                write_state(out_dir, state)
+            return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings)
+        # Rendered straight into the staging tree, by worker processes on a big site.
+        with staged(out_dir, content_dir) as staging:
+            file_count = render_into(site, urls, staging.write, progress, templates())
+    return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings)
+
+
+def _compile_templates() -> Environment:
+    from sitegen.render.environment import make_environment  # jinja's import: see above
+
+    return make_environment()
+
+
+def _site_key(site: Site, inputs: SiteInputs) -> str:
+    return fingerprint(
+        inputs.catalog,
+        inputs.urls,
+        [(k.key, k.title, k.slug) for k in inputs.analysis.kernels],
+        inputs.reports,
+        inputs.deployment,
+        inputs.build_date,
+        site.banner,
+        site.indexable,
+    )
+
+
+def _write_incremental(
+    site: Site,
+    urls: SiteUrls,
+    out_dir: Path,
+    content_dir: Path,
+    state: State,
+    site_key: str,
+    environment: Environment,
+    progress: Callable[[int, int], None] | None,
+) -> Path:
+    """Render what changed; patch the previous output, or write a whole one if there is none.
+    `state.outputs` says what is there after."""
+    target = out_dir.resolve()
+    usable = bool(state.outputs) and (target / MARKER).is_file()
+    output = IncrementalOutput(state.outputs if usable else {}, site_key)
+    forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
+    if usable:
+        with patched(out_dir, content_dir) as patch:
+            output.sink(patch.write)
+            render_into(site, urls, output, progress, environment)
+            output.finish()
+            for path in state.outputs.keys() - output.outputs.keys():
+                patch.delete(path)
+    else:
+        with staged(out_dir, content_dir) as staging:
+            output.sink(staging.write)
+            render_into(site, urls, output, progress, environment)
+            output.finish()
+    state.outputs = output.outputs
+    return target
+
+
+def head_label(deployment: Deployment) -> str:
+    """How the changes page names the site being built."""
+    commit = f" at {deployment.short_commit}" if deployment.commit else ""
+    if deployment.review_id:
+        return f"pull request #{deployment.review_id}{commit}"
+    if deployment.branch:
+        return f"{deployment.branch}{commit}"
+    return f"this build{commit}"
+
+
+class ContentManifest(NamedTuple):
+    checked: CheckedContent
+    manifest: Manifest | None  # None when the content had errors
+
+
+def manifest_of_content(content_dir: Path, deployment: Deployment | None = None) -> ContentManifest:
+    """The manifest a build of `content_dir` would publish, without rendering a page."""
+    deployment = deployment or Deployment()
+    checked = check_content(content_dir)
+    if not checked.ok:
+        return ContentManifest(checked, None)
+    with process.collecting_less():
+        analysis = analyse(checked.catalog)
+        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
+        return ContentManifest(checked, plan_manifest(checked.catalog, analysis, urls, deployment))

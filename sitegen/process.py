@@ -1,0 +1,169 @@
+"""Process tuning, in one place: how many CPUs a build may use, how its worker processes are
+forked and handed work, and how the garbage collector runs while a build allocates.
+
+The worker counts follow from `usable_cpus`: `os.cpu_count()` is the host's count, and a
+container limited to 2 CPUs on a 64-CPU host (a CI runner, a deploy builder) would fork 64
+workers, each copying the memory it touches. So the count is the process's affinity mask,
+lowered to its cgroup's CPU quota (as `loky.cpu_count()` does, without importing loky).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from multiprocessing.context import ForkContext
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+# While a build runs, the young generation is collected every this many allocations, not 700:
+# loading and planning make millions of objects that live until the build ends and hold no
+# cycles worth finding (docs/performance.md has the measurements).
+COLLECT_EVERY = 100_000
+
+# Load workers wait on every read of a file that is not in the page cache: with two per CPU
+# one reads while the other computes. A small tree waits little, and one per CPU is faster.
+LOAD_PROCESSES_PER_CPU = 2
+MANY_FILES = 8_000
+
+
+def usable_cpus(cgroup_root: Path = CGROUP_ROOT) -> int:
+    """The CPUs this process may run on, fewer where a cgroup CPU quota allows fewer."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        count = os.cpu_count() or 1
+    quota = cgroup_quota(cgroup_root, _own_cgroup())
+    if quota is not None:
+        count = min(count, max(1, math.ceil(quota)))
+    return max(1, count)
+
+
+def load_processes(file_count: int) -> int:
+    """How many processes read a content tree of `file_count` files."""
+    per_cpu = LOAD_PROCESSES_PER_CPU if file_count >= MANY_FILES else 1
+    return per_cpu * usable_cpus()
+
+
+def next_share(left: int, processes: int, smallest: int, largest: int) -> int:
+    """How many of the `left` items a process takes next (guided scheduling): a
+    `2 × processes`-th of them, within [smallest, largest]. The last shares are small, so the
+    processes finish nearly together; the first are large, so handing out costs little."""
+    return min(largest, max(smallest, -(-left // (2 * processes))))
+
+
+def fork_context() -> ForkContext:
+    """Workers are forked: they inherit the loaded catalog and planned site without pickling."""
+    return multiprocessing.get_context("fork")
+
+
+def worker_signals() -> None:
+    """In a forked worker: die of SIGTERM even where the parent handles it (an inherited Python
+    handler runs only between bytecodes, and a worker blocked on a queue's lock never ran it);
+    Ctrl-C is the parent's, which stops the workers."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def collecting_less() -> Iterator[None]:
+    """The young generation collected every COLLECT_EVERY allocations while the block runs."""
+    thresholds = gc.get_threshold()
+    if thresholds[0] == COLLECT_EVERY:  # already inside one: the outermost restores
+        yield
+        return
+    gc.set_threshold(COLLECT_EVERY, 50, 1000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+@contextlib.contextmanager
+def frozen_for_fork() -> Iterator[None]:
+    """Everything alive now is left out of collections while forked workers run: the collector
+    never touches it again, so the copy-on-write pages they share stay shared."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def exit_now(code: int) -> None:
+    """End the command once its output is complete: flush the streams and skip the
+    interpreter's teardown (a last collection and every module's caches), as mypy does."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def cgroup_quota(root: Path, own: str) -> float | None:
+    """CPUs' worth of time this process's cgroups may use, or None if unlimited.
+
+    cgroup v2: `cpu.max` of its cgroup `own` and of each above it ("<quota> <period>", or
+    "max <period>": none). v1: `cpu.cfs_quota_us` (-1: none) over `cpu.cfs_period_us` of the
+    cpu controller's hierarchy as this process sees it (in a container, its own). The
+    tightest counts.
+    """
+    found: list[float] = []
+    parts = [part for part in own.split("/") if part]
+    folder = root.joinpath(*parts)
+    while True:
+        limit = _v2_limit(folder)
+        if limit is not None:
+            found.append(limit)
+        if folder == root:
+            break
+        folder = folder.parent
+    for controller in ("cpu", "cpu,cpuacct"):
+        limit = _v1_limit(root / controller)
+        if limit is not None:
+            found.append(limit)
+    return min(found) if found else None
+
+
+def _own_cgroup() -> str:
+    """This process's cgroup v2 path ("0::/path" in /proc/self/cgroup), "/" if unknown."""
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            if line.startswith("0::"):
+                return line[3:] or "/"
+    except OSError:
+        pass
+    return "/"
+
+
+def _v2_limit(folder: Path) -> float | None:
+    fields = _read(folder / "cpu.max").split()
+    if len(fields) != 2 or fields[0] == "max":
+        return None
+    return _ratio(fields[0], fields[1])
+
+
+def _v1_limit(folder: Path) -> float | None:
+    quota, period = _read(folder / "cpu.cfs_quota_us"), _read(folder / "cpu.cfs_period_us")
+    if not quota or not period or quota.strip() == "-1":
+        return None
+    return _ratio(quota, period)
+
+
+def _ratio(quota: str, period: str) -> float | None:
+    try:
+        value = int(quota) / int(period)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value if value > 0 else None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""

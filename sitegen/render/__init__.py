@@ -1,0 +1,1 @@
+"""The site model to bytes: the jinja environment, assets, and the render workers."""

@@ -1,0 +1,67 @@
+"""The files every site carries besides its pages: content-hashed CSS, JS and plotly.js (served
+from the site itself, never a CDN), and each kind's JSON Schema."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import importlib.util
+from pathlib import Path
+from typing import NamedTuple
+
+from sitegen.model.resources import KINDS
+from sitegen.render.errors import RenderError
+
+# A package of its own (the top-level templates/ folder in the repository, package data in a wheel).
+TEMPLATES_DIR = Path(str(importlib.resources.files("sitegen.templates")))
+ASSETS_DIR = TEMPLATES_DIR / "assets"
+# Shipped with the code, made from the models (`json_schemas`); SITEGEN_REGENERATE=1 rewrites.
+SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "model" / "schemas"
+HASH_HEX = 12
+
+
+class Asset(NamedTuple):
+    path: str  # site path, content-hashed: assets/site-0123456789ab.css
+    data: bytes
+
+
+def hashed(stem: str, suffix: str, data: bytes) -> Asset:
+    return Asset(f"assets/{stem}-{hashlib.sha256(data).hexdigest()[:HASH_HEX]}{suffix}", data)
+
+
+def plotly_bundle() -> bytes:
+    """plotly.js as shipped inside the plotly Python package."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise RenderError("the plotly package is not installed: it ships plotly.min.js")
+    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise RenderError(f"cannot read plotly.min.js from the plotly package: {error}") from error
+
+
+def site_assets(preview: bool = False) -> dict[str, Asset]:
+    """The assets every site has, and the preview styles when the site is a preview."""
+    assets = {
+        "css": hashed("site", ".css", (ASSETS_DIR / "site.css").read_bytes()),
+        "js": hashed("site", ".js", (ASSETS_DIR / "site.js").read_bytes()),
+        "plotly": hashed("plotly", ".min.js", plotly_bundle()),
+    }
+    if preview:
+        assets["preview"] = hashed("preview", ".css", (ASSETS_DIR / "preview.css").read_bytes())
+    return assets
+
+
+def schema_files() -> dict[str, bytes]:
+    """Each kind's published JSON Schema, by kind name."""
+    found = {}
+    for kind in sorted(KINDS):
+        try:
+            found[kind] = (SCHEMAS_DIR / f"{kind}.json").read_bytes()
+        except OSError as error:
+            raise RenderError(
+                f"the JSON Schema of {kind} is missing ({error.strerror}): "
+                "SITEGEN_REGENERATE=1 pytest tests/model/test_resources.py writes it"
+            ) from None
+    return found

@@ -1,0 +1,112 @@
+"""The site-wide files that are not pages: assets, 404 page, feed, sitemap, robots.txt, the
+manifest, the export of every resource, and the JSON Schemas; made one at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from markupsafe import escape
+
+from sitegen.content.loaded import LoadedResource
+from sitegen.publish.manifest import Manifest, entry_document, manifest_document
+from sitegen.publish.write import Data
+from sitegen.render.assets import Asset, schema_files
+from sitegen.render.compact_json import compact_json, numbers_agree
+from sitegen.render.errors import RenderError
+from sitegen.site.records import Page, Site
+from sitegen.site.urls import SiteUrls
+
+if TYPE_CHECKING:  # jinja is imported with render/environment.py, when a build needs it
+    from jinja2 import Environment
+
+MANIFEST = "manifest.json"
+EXPORT = "export/resources.jsonl"
+SITEMAP_HEAD = (
+    '<?xml version="1.0" encoding="utf-8"?>\n'
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+)
+
+
+def site_files(
+    site: Site,
+    urls: SiteUrls,
+    chrome: Any,
+    environment: Environment,
+    assets: dict[str, Asset],
+) -> Iterator[tuple[str, Data]]:
+    """Every output that is not a page, one by one: the big ones (the export, the manifest)
+    are made only when asked for, and dropped before the next."""
+    for asset in assets.values():
+        yield asset.path, asset.data
+    yield "404.html", html(environment.get_template("404.html"), site.not_found, chrome)
+    yield "feed.xml", environment.get_template("feed.xml").render(feed=site.feed).encode()
+    yield "sitemap.xml", sitemap_xml(site.sitemap)
+    if site.indexable:
+        robots = f"User-agent: *\nAllow: /\n\nSitemap: {urls.absolute('sitemap.xml')}\n"
+    else:
+        # Previews: nothing may be indexed. Netlify reads `_headers` from the published folder.
+        robots = "User-agent: *\nDisallow: /\n"
+        yield "_headers", b"/*\n  X-Robots-Tag: noindex\n"
+    yield "robots.txt", robots.encode()
+    if site.manifest is not None:
+        manifest = site.manifest() if callable(site.manifest) else site.manifest
+        yield MANIFEST, manifest_json(manifest)
+        del manifest
+    yield EXPORT, export_jsonl(site.export)
+    schemas = schema_files()
+    for kind, data in schemas.items():
+        yield f"schemas/{kind}.json", data
+    index = {kind: urls.href(f"schemas/{kind}.json") for kind in schemas}
+    yield "schemas/index.json", compact_json(index, newline=True)
+
+
+def html(template: Any, page: Page, chrome: Any) -> bytes:
+    return template.render(page=page.context, site=chrome).encode()  # type: ignore[no-any-return]
+
+
+def sitemap_xml(urls: tuple[str, ...]) -> bytes:
+    """sitemaps.org XML, joined rather than templated: a template's loop over 100,000 URLs
+    costs as much as a small build's planning."""
+    joined = "\n".join(urls)
+    if any(character in joined for character in "&<>\"'"):
+        urls = tuple(str(escape(url)) for url in urls)  # never ours, but a base URL may be
+    lines = "".join(("  <url><loc>", "</loc></url>\n  <url><loc>".join(urls), "</loc></url>\n"))
+    return (SITEMAP_HEAD + (lines if urls else "") + "</urlset>\n").encode()
+
+
+def manifest_json(manifest: Manifest) -> Data:
+    """`compact_json(manifest_document(manifest))` with a final newline, byte for byte, written
+    entry by entry: the whole document as dicts and then as bytes would hold every run twice."""
+    head = compact_json(manifest_document(manifest._replace(entries=())))
+    if not head.endswith(b'"resources":[]}'):
+        raise RenderError("the manifest's resources must be its last field")
+    head = head[: -len(b"[]}")]
+    if not manifest.entries:
+        return head + b"[]}\n"
+    joined = bytearray(head)  # one growing buffer, not a list and its join: half the peak
+    for entry in manifest.entries:
+        joined += b","
+        joined += compact_json(entry_document(entry))
+    joined[len(head)] = ord("[")  # the first line's comma opens the list
+    joined += b"]}\n"
+    return joined
+
+
+def export_jsonl(resources: Sequence[LoadedResource]) -> bytearray:
+    """JSON Lines of {"digest", "resource"}, each line as `compact_json` writes it, byte for
+    byte: a document's orjson bytes are spliced in where `compact_json` would keep them, so
+    that no run is parsed and written again."""
+    joined = bytearray()
+    for entry in resources:
+        joined += _export_line(entry)
+    return joined
+
+
+def _export_line(entry: LoadedResource) -> bytes:
+    raw = entry.raw
+    if b"null" not in raw and numbers_agree(raw):
+        return b'{"digest":' + orjson.dumps(entry.digest) + b',"resource":' + raw + b"}\n"
+    line = {"digest": entry.digest, "resource": entry.document}
+    return compact_json(line, allow_nan=True, newline=True)

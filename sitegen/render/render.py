@@ -1,0 +1,322 @@
+"""Render the planned site: every page through the jinja environment (environment.py) and the
+site-wide files (outputs.py), handed to a writer, by forked worker processes on a big site.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sitegen import process
+from sitegen.publish.write import Data, Writer
+from sitegen.render.assets import Asset, site_assets
+from sitegen.render.compact_json import compact_json
+from sitegen.render.errors import RenderError
+from sitegen.render.outputs import html, site_files
+from sitegen.site.records import LazyPage, Link, Page, Site
+from sitegen.site.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+NAV_SECTIONS = ("kernels", "gpus", "implementations", "projects", "protocols", "workloads", "runs")
+
+
+@dataclass(frozen=True)
+class SiteChrome:
+    """What the layout needs besides the page: navigation, assets, the build date."""
+
+    home: str
+    nav: tuple[tuple[str, Link], ...]  # (section, link)
+    css: str
+    js: str
+    plotly: str
+    feed: str
+    export: str
+    schemas: str
+    build_date: str | None
+    banner: tuple[Link, ...] = ()  # a preview's banner; () in production
+    noindex: bool = False  # every page says `<meta name="robots" content="noindex">`
+    preview_css: str | None = None  # the banner's and the changes page's styles
+
+
+# Below this many pages forking costs more than it saves.
+PARALLEL_MIN_PAGES = 300
+CHUNK_PAGES = 250
+MIN_CHUNK_PAGES = 16
+# Below this many pages the files that are not pages are rendered beside the page worker (they
+# overlap with pages: ~3 % of the real catalog's build); from here up, before it is forked, so
+# that the big ones (at 1M runs the export is 1.4 GB) never share the peak with the worker
+# (that cost 0.8 GiB of peak memory at 1M).
+OVERLAP_EXTRAS_MAX_PAGES = 20_000
+
+
+class Output:
+    """Where rendered files go: this one hands every file to `write(path, bytes)`.
+
+    incremental.py's subclass skips pages whose inputs did not change and passes on only files
+    whose bytes did. In a worker process, `records` returns what it noted since last asked,
+    and the parent `absorb`s it.
+    """
+
+    def __init__(self, write: Writer) -> None:
+        self._write = write
+
+    def skip(self, page: Page | LazyPage) -> bool:
+        return False
+
+    def write(self, path: str, data: Data, key: str | None = None) -> None:
+        self._write(path, data)
+
+    def records(self) -> list[Any]:
+        return []
+
+    def absorb(self, records: list[Any]) -> None:
+        pass
+
+
+def render_into(
+    site: Site,
+    urls: SiteUrls,
+    write: Writer | Output,
+    progress: Callable[[int, int], None] | None,
+    environment: Environment,
+    workers: int | None = None,
+) -> int:
+    """Render every output file and hand it to `write(path, bytes)`; returns the file count.
+
+    Pages are rendered by `workers` forked processes (default: one per usable CPU, for sites of
+    PARALLEL_MIN_PAGES pages or more), each calling `write` itself, so no page is held in
+    memory after it is written. Each file's bytes depend only on its page, never on which
+    process rendered it. Every path is checked for clashes (the pages' before any is rendered,
+    the other files' as each is made): a clash fails the build before its output is used.
+    """
+    out = write if isinstance(write, Output) else Output(write)
+    assets = site_assets(_is_preview(site))
+    chrome = _chrome(site, urls, assets)
+    paths: set[str] = set()
+    for page in site.pages:
+        # Every page has a JSON twin but the 404 page, which is not in `pages`.
+        twin = isinstance(page, LazyPage) or page.twin is not None
+        for path in (output_path(page.path), json_twin(page.path) if twin else None):
+            if path is None:
+                continue
+            if path in paths:
+                raise RenderError(f"two outputs would be written to {path}")
+            paths.add(path)
+
+    def write_extras() -> None:
+        # The files that are not pages, one at a time: the big ones (the export, the
+        # manifest) are dropped before the next is made.
+        for path, data in site_files(site, urls, chrome, environment, assets):
+            if path in paths:
+                raise RenderError(f"two outputs would be written to {path}")
+            paths.add(path)
+            out.write(path, data)
+            del data
+
+    templates = {
+        name: environment.get_template(name) for name in sorted({p.template for p in site.pages})
+    }
+    total = len(site.pages)
+    count = workers if workers is not None else process.usable_cpus()
+    if count > 1 and total >= PARALLEL_MIN_PAGES:
+        in_memory_order = sorted(site.pages, key=_locality)
+        first = write_extras if total < OVERLAP_EXTRAS_MAX_PAGES else None
+        if first is None:
+            write_extras()
+        _render_parallel(tuple(in_memory_order), templates, chrome, out, progress, count, first)
+    else:
+        write_extras()
+        for number, page in enumerate(site.pages, start=1):
+            _render_page(page, templates, chrome, out)
+            if progress is not None:
+                progress(number, total)
+    return len(paths)
+
+
+def _locality(page: Page | LazyPage) -> int:
+    return page.locality if isinstance(page, LazyPage) else -1
+
+
+def _render_page(
+    page: Page | LazyPage,
+    templates: dict[str, Any],
+    chrome: SiteChrome,
+    out: Output,
+) -> None:
+    if out.skip(page):
+        return
+    key = page.key if isinstance(page, LazyPage) else None
+    page = page.built()  # a LazyPage is planned here, in the worker that renders it
+    out.write(output_path(page.path), html(templates[page.template], page, chrome), key)
+    if page.twin is not None:
+        out.write(json_twin(page.path), compact_json(page.twin, newline=True), key)
+
+
+# What forked workers render: set in the parent just before the fork, inherited, never pickled.
+_JOB: tuple[Any, ...] | None = None
+
+
+def _render_chunk(bounds: tuple[int, int]) -> None:
+    assert _JOB is not None
+    pages, templates, chrome, out = _JOB
+    start, end = bounds
+    for page in pages[start:end]:
+        try:
+            _render_page(page, templates, chrome, out)
+        except RenderError:
+            raise
+        except Exception as error:  # the worker's exception may not pickle: send its words
+            message = f"rendering {page.path or '/'}: {type(error).__name__}: {error}"
+            raise RenderError(message) from None
+
+
+class _Chunks:
+    """Runs of pages handed out one at a time across processes, from both ends.
+
+    Forked workers take from the front, this process from the back: with pages in memory
+    order, each process touches its own stretch of the planned site, so a worker copies only
+    the memory of the pages it renders, not nearly all of it. Runs are sized by
+    `process.next_share`: the last are short, so the processes finish nearly together.
+    """
+
+    def __init__(self, context: Any, page_count: int, processes: int) -> None:
+        self._ends = context.Array("q", [0, page_count])  # [next from front, end of back)
+        self._processes = processes
+
+    def claim(self, from_back: bool = False) -> tuple[int, int] | None:
+        with self._ends.get_lock():
+            front, back = self._ends[0], self._ends[1]
+            if front >= back:
+                return None
+            size = process.next_share(back - front, self._processes, MIN_CHUNK_PAGES, CHUNK_PAGES)
+            if from_back:
+                start = self._ends[1] = max(front, back - size)
+                return start, back
+            end = self._ends[0] = min(back, front + size)
+            return front, end
+
+    def stop(self) -> None:
+        with self._ends.get_lock():
+            self._ends[0] = self._ends[1]
+
+
+def _worker(chunks: _Chunks, results: Any) -> None:
+    """A forked worker: claim chunks until none is left; report each, or the first error."""
+    assert _JOB is not None
+    out = _JOB[3]
+    out.records()  # what the parent had noted before the fork is the parent's to keep
+    try:
+        while (bounds := chunks.claim()) is not None:
+            _render_chunk(bounds)
+            results.put(("chunk", bounds[1] - bounds[0], out.records()))
+    except BaseException as error:  # anything a worker meets is reported, then it stops
+        results.put(("error", str(error) if isinstance(error, RenderError) else repr(error), None))
+    finally:
+        results.put(("exit", 0, None))
+
+
+def _render_parallel(
+    pages: tuple[Page | LazyPage, ...],
+    templates: dict[str, Any],
+    chrome: SiteChrome,
+    out: Output,
+    progress: Callable[[int, int], None] | None,
+    workers: int,
+    first: Callable[[], None] | None,
+) -> None:
+    """Render with `workers` processes: this one and `workers - 1` forked beside it.
+
+    This process renders its share too rather than waiting: a forked worker gradually copies
+    the pages of memory it touches (reference counts), so each extra process costs up to the
+    size of the planned site in memory, and this one costs nothing more. It calls `first`, if
+    any (on small sites, the files that are not pages), once the workers are started: they
+    render pages meanwhile, and never inherit what `first` makes.
+    """
+    global _JOB
+    context = process.fork_context()
+    chunks = _Chunks(context, len(pages), workers)
+    results = context.Queue()
+    _JOB = (pages, templates, chrome, out)
+    helpers = [context.Process(target=_worker, args=(chunks, results)) for _ in range(workers - 1)]
+    done = 0
+    failure: str | None = None
+    running = len(helpers)
+
+    def take(message: tuple[str, Any, Any]) -> None:
+        nonlocal done, failure, running
+        what, count, records = message
+        if what == "chunk":
+            out.absorb(records)
+            done += count
+            if progress is not None:
+                progress(done, len(pages))
+        elif what == "error":
+            failure = failure or count
+            chunks.stop()
+        else:
+            running -= 1
+
+    # Everything the workers read already exists: frozen, copy-on-write pages stay shared.
+    try:
+        with process.frozen_for_fork():
+            for helper in helpers:
+                helper.start()
+            try:
+                if first is not None:
+                    first()
+                while failure is None and (bounds := chunks.claim(from_back=True)) is not None:
+                    _render_chunk(bounds)
+                    done += bounds[1] - bounds[0]
+                    if progress is not None:
+                        progress(done, len(pages))
+                    while not results.empty():
+                        take(results.get())
+            except BaseException:
+                chunks.stop()
+                raise
+            finally:
+                # Drain until every worker said it stopped (a worker exits only once its queue
+                # is flushed); a worker that died without a word ends the wait too.
+                while running:
+                    try:
+                        take(results.get(timeout=0.2))
+                    except queue.Empty:
+                        if not any(helper.is_alive() for helper in helpers):
+                            while not results.empty():
+                                take(results.get())
+                            break
+                for helper in helpers:
+                    helper.join()
+    finally:
+        _JOB = None
+    if failure is not None:
+        raise RenderError(failure)
+    dead = [h.exitcode for h in helpers if h.exitcode]
+    if running or dead:
+        raise RenderError(f"a render worker died (exit code {dead[0] if dead else 'unknown'})")
+
+
+def _chrome(site: Site, urls: SiteUrls, assets: dict[str, Asset]) -> SiteChrome:
+    """The layout's chrome: navigation, the content-hashed assets, the preview banner."""
+    return SiteChrome(
+        home=urls.href(""),
+        nav=tuple((s, Link(SECTION_TITLES[s], urls.href(f"{s}/"))) for s in NAV_SECTIONS),
+        css=urls.href(assets["css"].path),
+        js=urls.href(assets["js"].path),
+        plotly=urls.href(assets["plotly"].path),
+        feed=urls.href("feed.xml"),
+        export=urls.href("export/resources.jsonl"),
+        schemas=urls.href("schemas/"),
+        build_date=site.build_date,
+        banner=site.banner,
+        noindex=not site.indexable,
+        preview_css=urls.href(assets["preview"].path) if "preview" in assets else None,
+    )
+
+
+def _is_preview(site: Site) -> bool:
+    return bool(site.banner) or any(p.template == "changes.html" for p in site.pages)

@@ -1,0 +1,1 @@
+"""`sitegen serve`: the development server; every rebuild goes through the pipeline."""

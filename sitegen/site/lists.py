@@ -1,0 +1,194 @@
+"""The list pages (kernels, GPUs, implementations, projects, protocols, workloads, runs), and the
+numbered pages a long list of runs continues on."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from sitegen.analysis.kernels import RunFacts
+from sitegen.content.loaded import LoadedResource
+from sitegen.site.format import title_of
+from sitegen.site.lookup import SiteLookup
+from sitegen.site.records import LazyPage, Link, Page, PageMeta, RunRow
+from sitegen.site.urls import SECTION_TITLES, SECTIONS
+
+PAGER_WINDOW = 2  # numbered links on either side of the current page
+RUN_LIST_COLUMNS = ("Run", "Kernel", "Pass", "GPU", "Shape", "Value", "Status", "Observed")
+RUNS_COLUMNS = ("Run", "Kernel", "Pass", "GPU", "Shape", "Value", "Observed")  # `runs/`
+RUNS_INTRO = "Every run, newest first. Each links to its page with provenance and digest."
+_KIND_LISTS = (
+    (
+        "ExecutionEnvironment",
+        "The machines runs were measured on.",
+        ("GPU environment", "Architecture", "Runs"),
+    ),
+    (
+        "ImplementationRevision",
+        "Implementations of the kernels.",
+        ("Implementation", "Kernel", "Runs"),
+    ),
+    (
+        "SoftwareProject",
+        "The projects implementations come from.",
+        ("Project", "Repository", "Implementations"),
+    ),
+    (
+        "BenchmarkProtocol",
+        "How runs were timed: only runs of one protocol are compared.",
+        ("Protocol", "Harness", "Runs"),
+    ),
+    ("WorkloadCase", "Concrete shapes the kernels were run at.", ("Workload", "Kernel", "Runs")),
+)
+
+
+class ListContext(NamedTuple):
+    meta: PageMeta
+    intro: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Link, ...], ...]  # one cell per column
+    pager: tuple[Link, ...] = ()  # links to the other pages of a long list
+
+
+def list_pages(lookup: SiteLookup) -> list[Page | LazyPage]:
+    """Every list page; the list of runs continues on `runs/page/<n>/`."""
+    urls = lookup.urls
+    kernel_rows = tuple(
+        (
+            Link(k.title, urls.link(k.key)),
+            Link(str(len(k.implementations))),
+            Link(lookup.gpu_labels(k.environments) or "—"),
+            Link(str(len(k.runs))),
+        )
+        for k in lookup.analysis.kernels
+    )
+    pages: list[Page | LazyPage] = [
+        list_page(
+            lookup,
+            "kernels",
+            "Operations and the implementations measured on them.",
+            ("Kernel", "Implementations", "GPUs", "Runs"),
+            kernel_rows,
+        )
+    ]
+    for kind, intro, columns in _KIND_LISTS:
+        rows = tuple(list_row(lookup, entry) for entry in lookup.catalog.of_kind(kind))
+        pages.append(list_page(lookup, SECTIONS[kind], intro, columns, rows))
+    runs = lookup.analysis.newest
+    if len(runs) <= lookup.runs_per_page:
+        rows = tuple(run_cells(lookup.run_row(r), RUNS_COLUMNS) for r in runs)
+        pages.append(list_page(lookup, "runs", RUNS_INTRO, RUNS_COLUMNS, rows, runs))
+        return pages
+    paths = ["runs/"] + [f"runs/page/{n}/" for n in range(2, lookup.page_count(len(runs)) + 1)]
+    for number, path in enumerate(paths, start=1):
+        build = functools.partial(
+            run_list_page, lookup, path, "Runs", RUNS_INTRO, "runs", runs, paths, number
+        )
+        key = lookup.page_key(f"runs{number}", str(len(runs)), runs=lookup.page_of(runs, number))
+        pages.append(LazyPage(path, "list.html", build, key))
+    return pages
+
+
+def list_row(lookup: SiteLookup, entry: LoadedResource) -> tuple[Link, ...]:
+    spec = entry.spec
+    link = Link(title_of(entry), lookup.urls.link(entry.digest))
+    runs = Link(f"{lookup.run_counts[entry.digest]:,}")
+    if entry.kind == "ExecutionEnvironment":
+        return (link, Link(spec["hardware"]["architecture"]), runs)
+    if entry.kind == "ImplementationRevision":
+        return (link, lookup.kernel_link(spec["operation"]["specDigest"]), runs)
+    if entry.kind == "SoftwareProject":
+        count = sum(1 for p in lookup.projects.values() if p.href == link.href)
+        repository = spec.get("repository")
+        return (link, Link(repository or "—", repository), Link(f"{count:,}"))
+    if entry.kind == "BenchmarkProtocol":
+        return (link, Link(spec["harness"]["name"]), runs)
+    return (link, lookup.kernel_link(spec["operationSpecDigest"]), runs)
+
+
+def list_page(
+    lookup: SiteLookup,
+    section: str,
+    intro: str,
+    columns: tuple[str, ...],
+    rows: tuple[tuple[Link, ...], ...],
+    runs: Iterable[RunFacts] = (),
+) -> Page:
+    path = f"{section}/"
+    title = SECTION_TITLES[section]
+    meta = lookup.meta(title, path, intro, section, runs)
+    twin = {"title": title, "columns": list(columns), "items": _items(columns, rows)}
+    return Page(path, "list.html", ListContext(meta, intro, columns, rows), twin)
+
+
+def run_list_page(
+    lookup: SiteLookup,
+    path: str,
+    title: str,
+    intro: str,
+    section: str,
+    runs: Sequence[RunFacts],
+    paths: list[str],
+    number: int,
+    columns: tuple[str, ...] = RUNS_COLUMNS,
+    twin_extra: dict[str, Any] | None = None,
+) -> Page:
+    """Page `number` (1-based) of a long list of runs; `paths` are all its pages."""
+    start = (number - 1) * lookup.runs_per_page
+    shown = lookup.page_of(runs, number)
+    heading = f"{title} {start + 1:,}–{start + len(shown):,} of {len(runs):,}"
+    rows = tuple(run_cells(lookup.run_row(r), columns) for r in shown)
+    meta = lookup.meta(heading, path, intro, section, shown)
+    twin = {
+        "title": heading,
+        "columns": list(columns),
+        "items": _items(columns, rows),
+        **(twin_extra or {}),
+        "page": number,
+        "pages": [lookup.urls.href(p) for p in paths],
+    }
+    context = ListContext(meta, intro, columns, rows, pager(lookup, paths, number))
+    return Page(path, "list.html", context, twin)
+
+
+def pager(lookup: SiteLookup, paths: list[str], current: int) -> tuple[Link, ...]:
+    """Previous, page 1, a window around `current` (1-based), the last page, next."""
+    total = len(paths)
+    if total <= 1:
+        return ()
+    href = lookup.urls.href
+    window = range(max(1, current - PAGER_WINDOW), min(total, current + PAGER_WINDOW) + 1)
+    links = []
+    if current > 1:
+        links.append(Link("← previous", href(paths[current - 2])))
+    last = 0
+    for number in sorted({1, total, *window}):
+        if number > last + 1:
+            links.append(Link("…"))
+        links.append(Link(f"{number:,}", None if number == current else href(paths[number - 1])))
+        last = number
+    if current < total:
+        links.append(Link("next →", href(paths[current])))
+    return tuple(links)
+
+
+def run_cells(row: RunRow, columns: tuple[str, ...]) -> tuple[Link, ...]:
+    cells = {
+        "Run": row.run,
+        "Kernel": row.kernel,
+        "Pass": Link(row.pass_name),
+        "GPU": row.gpu,
+        "Shape": Link(row.shape),
+        "Value": Link(row.value),
+        "Status": Link(row.status),
+        "Observed": Link(row.observed),
+    }
+    return tuple(cells[c] for c in columns)
+
+
+def _items(columns: tuple[str, ...], rows: tuple[tuple[Link, ...], ...]) -> list[dict[str, Any]]:
+    return [
+        {c: {"text": cell.text, "url": cell.href} for c, cell in zip(columns, row, strict=True)}
+        for row in rows
+    ]

@@ -1,0 +1,275 @@
+"""What every page planner reads: the build's inputs, and the lookups many pages share (a GPU's
+label, a run's table row, a resource's runs in order, who uses what), each made once a build.
+
+Pages never read one another; they read a `SiteLookup`. Lookups that depend only on the inputs
+are cached on it for the build (render workers inherit the caches when they fork).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import operator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sitegen.analysis.kernels import Analysis, Kernel, RunFacts
+from sitegen.content.catalog import Catalog
+from sitegen.content.loaded import LoadedResource
+from sitegen.content.reports import Attribution, SourceReport
+from sitegen.model.digest import identity_document, known_canonical_json, short
+from sitegen.publish.deploy import Deployment
+from sitegen.site.credits import attribution_for
+from sitegen.site.facts import environment_facts, protocol_facts
+from sitegen.site.format import describe, environment_label, title_of, when
+from sitegen.site.projects import project_links
+from sitegen.site.records import Fact, Identity, Link, PageMeta, RunRow
+from sitegen.site.urls import SiteUrls, json_twin
+
+if TYPE_CHECKING:
+    from sitegen.publish.compare import Baseline, Changes
+    from sitegen.publish.manifest import Manifest
+
+# A list of runs longer than this continues on numbered pages (`gpus/<name>/runs/2/`,
+# `runs/page/2/`), so that no page grows with the catalog.
+RUNS_PER_PAGE = 500
+K = TypeVar("K")
+V = TypeVar("V")
+_REFERENCE_FIELDS = ("implementation", "workload", "protocol", "environment")
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """Everything the site is made from."""
+
+    catalog: Catalog
+    analysis: Analysis
+    urls: SiteUrls
+    reports: dict[str, SourceReport]
+    build_date: str | None  # from SOURCE_DATE_EPOCH only; None prints no date
+    deployment: Deployment = field(default_factory=Deployment)
+    # Or how to plan it, when nothing reads it before the renderer writes it (pipeline.py).
+    manifest: Manifest | Callable[[], Manifest] | None = None
+    baseline: Baseline | None = None  # what the changes page compares with; None: no page
+    changes: Changes | None = None  # None when there is no baseline or it could not be read
+    keyed: bool = False  # give lazy pages their keys (incremental builds)
+
+
+def listed_order(run: RunFacts) -> tuple[Any, ...]:
+    """The order of run tables on resource pages: kernel, pass, title, shape, digest."""
+    return (run.kernel_title, run.pass_name, run.title, run.shape.axes, run.digest)
+
+
+class SiteLookup:
+    def __init__(self, inputs: SiteInputs) -> None:
+        self.inputs = inputs
+        self.catalog = inputs.catalog
+        self.analysis = inputs.analysis
+        self.urls = inputs.urls
+        self.reports = inputs.reports
+        self.runs = inputs.analysis.runs
+        self.runs_per_page = RUNS_PER_PAGE  # read here, so that a test may lower it
+        self.kernels = {k.key: k for k in inputs.analysis.kernels}
+        # Made once a build each (bound caches, dropped with the lookup).
+        self.gpu_label: Callable[[str], str] = functools.cache(self._gpu_label)
+        self.run_row: Callable[[RunFacts], RunRow] = functools.cache(self._run_row)
+        self.users: Callable[[str], list[LoadedResource]] = functools.cache(self.catalog.users)
+        self.resource_runs: Callable[[LoadedResource], list[RunFacts]] = functools.cache(
+            self._resource_runs
+        )
+        self._credits: Callable[[frozenset[str]], tuple[Attribution, ...]] = functools.cache(
+            self._attributions
+        )
+        self._memos: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+    def memo(self, function: Callable[[SiteLookup, K], V]) -> Callable[[K], V]:
+        """`function(self, key)`, made once per key for this build: for what a page module
+        derives that many pages show (a protocol's facts on each of its runs' pages)."""
+        found = self._memos.get(function)
+        if found is None:
+            found = self._memos[function] = functools.cache(functools.partial(function, self))
+        return found
+
+    # pieces of every page ----------------------------------------------------------------
+
+    def meta(
+        self,
+        title: str,
+        path: str,
+        description: str,
+        section: str,
+        runs: Iterable[RunFacts] = (),
+        charts: bool = False,
+    ) -> PageMeta:
+        return PageMeta(
+            title=title,
+            path=path,
+            href=self.urls.href(path),
+            json_href=self.urls.href(json_twin(path)) if path == "" or path.endswith("/") else "",
+            canonical=self.urls.absolute(path),
+            description=description,
+            section=section,
+            attributions=self.attributions(runs),
+            charts=charts,
+        )
+
+    def attributions(self, runs: Iterable[RunFacts]) -> tuple[Attribution, ...]:
+        """The credit lines of the sources these runs come from, one per upstream."""
+        return self._credits(frozenset(run.source for run in runs))
+
+    def _attributions(self, sources: frozenset[str]) -> tuple[Attribution, ...]:
+        # Backend-tagged sources of one upstream share its line: one per text.
+        found = {a.text: a for a in (attribution_for(s, self.reports) for s in sources if s)}
+        return tuple(found[text] for text in sorted(found))
+
+    def link(self, digest_value: str, text: str | None = None) -> Link:
+        entry = self.catalog.by_digest.get(digest_value)
+        shown = text or (title_of(entry) if entry else short(digest_value))
+        return Link(shown, self.urls.link(digest_value))
+
+    def kernel_link(self, key: str) -> Link:
+        kernel = self.kernels.get(key)
+        return Link(kernel.title if kernel else key, self.urls.link(key))
+
+    def identity(self, entry: LoadedResource, spec: dict[str, Any] | None = None) -> Identity:
+        """`spec`: the entry's, when the caller holds it (a run's is parsed on each read)."""
+        document = identity_document(entry.kind, entry.spec if spec is None else spec)
+        path = self.urls.path_of(entry.digest) or ""
+        return Identity(
+            kind=entry.kind,
+            digest=entry.digest,
+            canonical=known_canonical_json(document, entry.digest).decode(),
+            json_href=self.urls.href(json_twin(path)),
+            schema_href=self.urls.href(self.urls.schema(entry.kind)),
+        )
+
+    def resource_twin(
+        self, entry: LoadedResource, document: dict[str, Any] | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        return {
+            "kind": entry.kind,
+            "digest": entry.digest,
+            "url": self.urls.link(entry.digest),
+            "schema": self.urls.href(self.urls.schema(entry.kind)),
+            **extra,
+            "document": entry.document if document is None else document,
+        }
+
+    def page_key(self, *parts: str, runs: Iterable[RunFacts] = ()) -> str | None:
+        """The page's name and the tokens of the runs it shows (None unless keyed)."""
+        if not self.inputs.keyed:
+            return None
+        digest = hashlib.sha256("\0".join(parts).encode())
+        digest.update("".join([run.entry.token for run in runs]).encode())
+        return digest.hexdigest()
+
+    def page_count(self, items: int) -> int:
+        """How many pages a list of `items` runs takes."""
+        return max(1, -(-items // self.runs_per_page))
+
+    def page_of(self, runs: Sequence[RunFacts], number: int) -> Sequence[RunFacts]:
+        """The runs on page `number` (1-based) of a list continued every runs_per_page."""
+        return runs[(number - 1) * self.runs_per_page : number * self.runs_per_page]
+
+    def _gpu_label(self, digest_value: str) -> str:
+        return environment_label(self.catalog, digest_value)
+
+    def gpu_labels(self, environments: Iterable[str]) -> str:
+        """`NVIDIA A100 SXM4-80GB, NVIDIA H100 PCIe`: sorted, each once."""
+        return ", ".join(sorted({self.gpu_label(e) for e in environments}))
+
+    def _run_row(self, run: RunFacts) -> RunRow:
+        value = run.values[0] if run.values else None
+        return RunRow(
+            run=Link(run.title, self.urls.link(run.digest)),
+            kernel=self.kernel_link(run.kernel_key),
+            pass_name=run.pass_name,
+            gpu=Link(self.gpu_label(run.environment), self.urls.link(run.environment)),
+            implementation=Link(run.provider, self.urls.link(run.implementation)),
+            shape=run.shape.label(),
+            value=describe(value.metric, value.unit, value) if value else "—",
+            status=run.status,
+            observed=when(run.observed_at),
+        )
+
+    def protocol_facts(self, digest_value: str) -> tuple[Fact, ...]:
+        return self.memo(_protocol_facts)(digest_value)
+
+    def environment_facts(self, digest_value: str) -> tuple[Fact, ...]:
+        return self.memo(_environment_facts)(digest_value)
+
+    def kernel_of(self, run: RunFacts) -> Kernel:
+        return self.kernels[run.kernel_key]
+
+    # who uses what -------------------------------------------------------------------------
+
+    @functools.cached_property
+    def projects(self) -> dict[str, Link]:
+        """Implementation digest → a link to its project."""
+        return {
+            digest_value: Link(title_of(project), self.urls.link(project.digest))
+            for digest_value, project in project_links(self.catalog).items()
+        }
+
+    def project_implementations(self, entry: LoadedResource) -> list[str]:
+        """The implementations linked to a SoftwareProject, by title."""
+        href = self.urls.link(entry.digest)
+        return sorted(
+            (d for d, link in self.projects.items() if link.href == href),
+            key=lambda d: (title_of(self.catalog.by_digest[d]), d),
+        )
+
+    @functools.cached_property
+    def run_counts(self) -> Counter[str]:
+        """How many runs reference each resource."""
+        runs = self.runs.values()
+        counts: Counter[str] = Counter()
+        for field_name in _REFERENCE_FIELDS:
+            counts.update(map(operator.attrgetter(field_name), runs))
+        return counts
+
+    @functools.cached_property
+    def source_counts(self) -> Counter[str]:
+        """How many runs come from each source (`sourceNative.source`, "" for none)."""
+        return Counter(run.source for run in self.runs.values())
+
+    def run_sources(self, entry: LoadedResource) -> list[str]:
+        """The resources whose runs a resource page lists: itself, or a project's
+        implementations."""
+        if entry.kind == "SoftwareProject":
+            return self.project_implementations(entry)
+        return [entry.digest]
+
+    def _run_digests(self, sources: list[str]) -> Iterator[str]:
+        return (u.digest for d in sources for u in self.users(d) if u.kind == "BenchmarkRun")
+
+    def _resource_runs(self, entry: LoadedResource) -> list[RunFacts]:
+        """The runs a resource page lists, in their order."""
+        found = (self.runs[d] for d in self._run_digests(self.run_sources(entry)))
+        return sorted(found, key=listed_order)
+
+    def resource_run_count(self, entry: LoadedResource) -> int:
+        """How many runs a resource page lists, without putting them in order unless they
+        are (or an incremental build's keys need the order)."""
+        if self.inputs.keyed:
+            return len(self.resource_runs(entry))
+        # A run references one resource of each kind it names: the counts count its users.
+        return sum(self.run_counts[d] for d in self.run_sources(entry))
+
+    def resource_page_paths(self, entry: LoadedResource) -> list[str]:
+        """The resource's page, then one page per further `runs_per_page` runs it lists."""
+        path = self.urls.path_of(entry.digest) or ""
+        count = self.page_count(self.resource_run_count(entry))
+        return [path] + [f"{path}runs/{n}/" for n in range(2, count + 1)]
+
+
+def _protocol_facts(lookup: SiteLookup, digest_value: str) -> tuple[Fact, ...]:
+    entry = lookup.catalog.get(digest_value, "BenchmarkProtocol")
+    return () if entry is None else protocol_facts(entry, lookup.urls)
+
+
+def _environment_facts(lookup: SiteLookup, digest_value: str) -> tuple[Fact, ...]:
+    entry = lookup.catalog.get(digest_value, "ExecutionEnvironment")
+    return () if entry is None else environment_facts(entry, lookup.urls)

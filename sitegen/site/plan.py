@@ -1,0 +1,90 @@
+"""The site as planned: every page, in path order, with the site-wide files.
+
+Pages are planned where they are rendered (`LazyPage`): in the render workers on a big site.
+Each reads the shared `SiteLookup`, never another page. In an incremental build each lazy page
+has a key naming what it shows (its own resource and the runs on it; everything else is in the
+site-wide fingerprint, publish/incremental.py), so an unchanged page is neither planned nor
+rendered.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from sitegen.site.changes import banner, changes_page, has_changes_page
+from sitegen.site.feed import feed, not_found_page, sitemap
+from sitegen.site.home import home_page
+from sitegen.site.kernel import kernel_page
+from sitegen.site.lists import list_pages
+from sitegen.site.lookup import SiteInputs, SiteLookup
+from sitegen.site.records import LazyPage, Page, Site
+from sitegen.site.resource import KINDS, resource_continuation, resource_page
+from sitegen.site.run import run_page
+
+
+def plan_site(inputs: SiteInputs) -> Site:
+    """Every page of the site, in a fixed order."""
+    lookup = SiteLookup(inputs)
+    key = lookup.page_key
+    urls = lookup.urls
+    pages: list[Page | LazyPage] = [home_page(lookup)]
+    pages += [
+        LazyPage(
+            urls.path_of(k.key) or "",
+            "kernel.html",
+            functools.partial(kernel_page, lookup, k),
+            key("kernel", k.key, runs=k.runs),
+        )
+        for k in lookup.analysis.kernels
+    ]
+    # Where each run sits in load order (its document's place in memory).
+    loaded = {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
+    plan_run = functools.partial(run_page, lookup)
+    pages += [
+        LazyPage(
+            urls.path_of(r.digest) or "",
+            "run.html",
+            plan_run,
+            key("run", runs=(r,)),
+            locality=loaded[r.digest],
+            subject=r,
+        )
+        for r in lookup.runs.values()
+    ]
+    for kind in KINDS:
+        for entry in lookup.catalog.of_kind(kind):
+            paths = lookup.resource_page_paths(entry)
+            # Put in order (a sort per resource) only for an incremental build's keys;
+            # otherwise where the page is planned, in a render worker.
+            shown = lookup.resource_runs(entry) if inputs.keyed else []
+            build = functools.partial(resource_page, lookup, entry)
+            pages.append(
+                LazyPage(paths[0], "resource.html", build, key("r", entry.digest, runs=shown))
+            )
+            # A continuation shows its own slice of the runs, and how many there are.
+            pages += [
+                LazyPage(
+                    path,
+                    "list.html",
+                    functools.partial(resource_continuation, lookup, entry, n),
+                    key(f"r{n}", entry.digest, str(len(shown)), runs=lookup.page_of(shown, n)),
+                )
+                for n, path in enumerate(paths[1:], start=2)
+            ]
+    pages += list_pages(lookup)
+    if has_changes_page(lookup):
+        pages.append(changes_page(lookup))
+    pages.sort(key=lambda p: p.path)
+    return Site(
+        pages=tuple(pages),
+        not_found=not_found_page(lookup),
+        feed=feed(lookup, lookup.analysis.newest),
+        sitemap=sitemap(lookup, (page.path for page in pages)),
+        export=tuple(lookup.catalog.by_digest.values()),
+        run_count=len(lookup.runs),
+        build_date=inputs.build_date,
+        attributions=lookup.attributions(lookup.runs.values()),
+        banner=banner(lookup),
+        indexable=inputs.deployment.indexable,
+        manifest=inputs.manifest,
+    )

@@ -1,0 +1,138 @@
+"""The records every page is made of, and the planned site itself.
+
+Templates read these and nothing else: display-ready strings and links, never resources. Each
+page kind's own context is defined beside its planner (home.py, kernel.py, run.py, resource.py,
+lists.py, changes.py); the pieces they share are here. Records are named tuples: a run page makes
+dozens of them and the `facts` macro caches on them, so they must be cheap and hashable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from sitegen.content.loaded import LoadedResource
+from sitegen.content.reports import Attribution
+
+if TYPE_CHECKING:
+    from sitegen.publish.manifest import Manifest
+    from sitegen.site.feed import Feed
+
+
+class Link(NamedTuple):
+    text: str
+    href: str | None = None  # None: shown as plain text (the target is not in this catalog)
+
+
+class Fact(NamedTuple):
+    """One labelled value of a fact list (`<dl>`)."""
+
+    label: str
+    value: str
+    href: str | None = None
+    code: bool = False  # digests, identifiers: monospace
+
+
+class FactGroup(NamedTuple):
+    title: str
+    facts: tuple[Fact, ...]
+
+
+class PageMeta(NamedTuple):
+    """What every page has: title, where it lives, its JSON twin, and whom it credits."""
+
+    title: str
+    path: str  # site path: `runs/f0cf6dd69e048a9b/`
+    href: str
+    json_href: str  # "" for a page without a twin (404.html)
+    canonical: str
+    description: str
+    section: str  # the nav entry to highlight; "" for none
+    attributions: tuple[Attribution, ...]
+    charts: bool = False  # whether plotly is loaded
+
+
+class RunRow(NamedTuple):
+    """A run as the run tables of the home, resource and list pages show it."""
+
+    run: Link
+    kernel: Link
+    pass_name: str
+    gpu: Link
+    implementation: Link
+    shape: str
+    value: str
+    status: str
+    observed: str
+
+
+class Identity(NamedTuple):
+    """The digest block: the full digest and the canonical bytes it is the hash of."""
+
+    kind: str
+    digest: str
+    canonical: str
+    json_href: str  # the whole normalised document lives in the page's JSON twin
+    schema_href: str
+
+
+class NotFoundContext(NamedTuple):
+    meta: PageMeta
+
+
+class Page(NamedTuple):
+    path: str  # site path: `runs/f0cf6dd69e048a9b/`
+    template: str
+    context: Any  # the template's typed context: one of the page modules' *Context records
+    twin: dict[str, Any] | None  # the JSON twin written beside it
+
+    def built(self) -> Page:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class LazyPage:
+    """A page planned only when it is rendered (run, kernel and resource pages, by the render
+    workers on a big site): its path and template are known at once; `built()` plans the page
+    itself, every call anew, so nothing is kept."""
+
+    path: str
+    template: str
+    build: Callable[..., Page] = field(repr=False, compare=False)
+    # Incremental builds only: what the page's bytes depend on besides the site-wide inputs
+    # (equal keys, equal bytes). None: always rendered.
+    key: str | None = None
+    # Where the page's data sits in memory (a run page: its run's place in load order).
+    # Rendering in this order keeps each render process to its own stretch of memory.
+    locality: int = -1
+    # The argument `build` takes, if any (a run page: its run): no partial object per page.
+    subject: Any = field(default=None, repr=False, compare=False)
+
+    def built(self) -> Page:
+        return self.build() if self.subject is None else self.build(self.subject)
+
+    @property
+    def context(self) -> Any:
+        return self.built().context
+
+    @property
+    def twin(self) -> dict[str, Any] | None:
+        return self.built().twin
+
+
+class Site(NamedTuple):
+    """Everything the renderer writes: the pages in path order and the site-wide files."""
+
+    pages: tuple[Page | LazyPage, ...]
+    not_found: Page
+    feed: Feed
+    sitemap: tuple[str, ...]  # absolute page URLs, sorted
+    export: tuple[LoadedResource, ...]  # every resource, by digest
+    run_count: int
+    build_date: str | None
+    attributions: tuple[Attribution, ...] = ()
+    banner: tuple[Link, ...] = ()  # a preview's banner, every page; () in production
+    indexable: bool = True  # False: noindex everywhere (meta, robots.txt, _headers)
+    # /manifest.json, or how to plan it when nothing reads it before the renderer writes it
+    manifest: Manifest | Callable[[], Manifest] | None = None

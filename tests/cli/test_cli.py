@@ -1,0 +1,128 @@
+"""The command line: exit codes, the report's shape, and `sitegen digest`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.cli import main
+from tests.conftest import SHARED
+
+
+def test_check_example_is_clean(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "run.json").write_bytes(
+        (SHARED / "examples" / "layer-norm-backward-liger-h100.json").read_bytes()
+    )
+    assert main(["check", str(content)]) == 0
+    assert capsys.readouterr().out == "ok, 0 warnings: 3 resources in 1 files\n"
+
+
+def test_check_reports_content_problems_with_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "a.json").write_text('{"x": 1,}')
+    assert main(["check", str(tmp_path / "content")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "content/a.json: 1:9: invalid JSON: expecting property name enclosed in double quotes",
+        "1 error, 0 warnings: 0 resources in 1 files",
+    ]
+
+
+def test_usage_errors_exit_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sitegen", "check", "--no-such-option"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "usage: sitegen" in result.stderr
+
+
+def test_the_command_flushes_its_output_before_its_hard_exit(tmp_path: Path) -> None:
+    """`sitegen` ends with os._exit (no teardown): what it printed must still arrive, piped
+    (block-buffered), with the exit code `main` returned."""
+    import tomllib
+
+    from tests.conftest import FIXTURES, REPOSITORY
+
+    scripts = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())
+    assert scripts["project"]["scripts"]["sitegen"] == "sitegen.cli:run"
+    content = FIXTURES / "site" / "content"
+    command = [sys.executable, "-m", "sitegen", "build", str(content), "--out"]
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+    def sitegen(out: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*command, str(out)], capture_output=True, text=True, env=environment)
+
+    built = sitegen(tmp_path / "out")
+    assert built.returncode == 0 and built.stdout.startswith("built "), built
+    assert (tmp_path / "out" / "index.html").is_file()
+    broken = tmp_path / "broken"
+    shutil.copytree(content, broken)
+    (broken / "zz.json").write_text("{")
+    command[-2] = str(broken)
+    failed = sitegen(tmp_path / "out2")
+    assert failed.returncode == 1
+    assert "zz.json: 1:2: invalid JSON" in failed.stdout
+    assert failed.stderr.endswith("build failed: nothing was written\n")
+
+
+def test_digest_prints_kind_name_and_digest(
+    capsys: pytest.CaptureFixture[str], seed_row: dict[str, Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "operation.json"
+    path.write_text(json.dumps(seed_row["operation"]["resource"]))
+    assert main(["digest", str(path)]) == 0
+    assert capsys.readouterr().out == (
+        f"{path}\tOperationSpec\tliger-layer-norm\t{seed_row['operation']['digest']}\n"
+    )
+
+
+def test_digest_of_a_bundle_names_each_member(capsys: pytest.CaptureFixture[str]) -> None:
+    example = SHARED / "examples" / "layer-norm-backward-liger-h100.json"
+    assert main(["digest", str(example)]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [(r[0].split("#")[1], r[1]) for r in rows] == [
+        ("run", "BenchmarkRun"),
+        ("protocol", "BenchmarkProtocol"),
+        ("environment", "ExecutionEnvironment"),
+    ]
+    assert rows[0][3] == "sha256:f0cf6dd69e048a9b8a36f49fe2ac18abee9a512e48d2f92dd7cfd4d03a280b86"
+
+
+def test_import_liger_writes_a_tree_that_checks_clean(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    csv = tmp_path / "all_benchmark_data.csv"
+    rows = (SHARED / "data" / "liger" / "all_benchmark_data.csv").read_text().splitlines()
+    seed = [r for r in rows if r.startswith("layer_norm,liger,backward,speed")]
+    csv.write_text("\n".join([rows[0], *seed]) + "\n")
+    out = tmp_path / "content"
+    assert main(["import", "liger", str(csv), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(out), "--strict"]) == 0
+    assert capsys.readouterr().out.startswith("ok, 0 warnings:")
+    seed_run = out / "runs" / "layer_norm" / "backward"
+    assert any(
+        p.name.endswith("hidden16384-rows4096-fp32.2025-07-17-18-18-16.json")
+        for p in seed_run.iterdir()
+    )
+
+
+def test_check_of_a_missing_directory_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["check", str(tmp_path / "nowhere")]) == 2
+    assert "no such directory" in capsys.readouterr().err

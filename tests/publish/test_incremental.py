@@ -1,0 +1,236 @@
+"""Incremental builds: after any change, the output is byte for byte a cold build's, and only
+changed files are written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import sitegen.content.load
+import sitegen.process
+import sitegen.publish.incremental
+import sitegen.render.assets
+import sitegen.render.environment
+import sitegen.render.render
+import sitegen.site.lookup
+from sitegen.pipeline import build_site
+from sitegen.publish.incremental import STATE, State, cache_dir, read_state, write_state
+from tests.conftest import FIXTURES
+from tests.test_pipeline import tree
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+
+
+def cold(content: Path, tmp_path: Path, name: str) -> dict[str, bytes]:
+    out = tmp_path / f"cold-{name}"
+    assert build_site(content, out).out_dir is not None
+    return tree(out)
+
+
+def inodes(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def run_files(content: Path) -> list[Path]:
+    return sorted(p for p in (content / "runs").rglob("*.json"))
+
+
+def edit(path: Path, change: object) -> None:
+    document = json.loads(path.read_text())
+    change(document)  # type: ignore[operator]
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+@pytest.fixture(params=[False, True], ids=["serial", "parallel"])
+def parallel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    # Run lists continue on numbered pages every 4 runs, so their keys are exercised too.
+    monkeypatch.setattr(sitegen.site.lookup, "RUNS_PER_PAGE", 4)
+    if request.param:
+        monkeypatch.setattr(sitegen.content.load, "PARALLEL_MIN_FILES", 0)  # runs held compact
+        monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
+        monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 0)
+        monkeypatch.setattr(sitegen.render.render, "CHUNK_PAGES", 5)
+    return bool(request.param)
+
+
+def test_incremental_equals_cold_after_each_change(tmp_path: Path, parallel: bool) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    assert build_site(content, out, incremental=True).out_dir is not None  # fills the cache
+    assert (cache_dir(out) / STATE).is_file()
+    assert tree(out) == cold(content, tmp_path, "0")
+    runs = run_files(content)
+
+    def step(name: str) -> dict[str, tuple[int, int]]:
+        before = inodes(out)
+        assert build_site(content, out, incremental=True).out_dir is not None
+        assert tree(out) == cold(content, tmp_path, name), name
+        after = inodes(out)
+        return {p: v for p, v in after.items() if before.get(p) != v}
+
+    # A run's median changes: a new digest, a new page; the old page goes.
+    def median(document: dict) -> None:  # type: ignore[type-arg]
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    timed = next(p for p in runs if "timing" in json.loads(p.read_text())["spec"])
+    edit(timed, median)
+    changed = step("modified")
+    untouched_runs = [p for p in inodes(out) if p.startswith("runs/") and p not in changed]
+    assert untouched_runs, "every run page was rewritten"
+    assert len(changed) < len(inodes(out)) / 2
+
+    # A new run file, then a deleted one.
+    added = content / "runs" / "added.json"
+    shutil.copy(timed, added)
+    edit(added, median)
+    step("added")
+    runs[-1].unlink()
+    step("deleted")
+
+    # Metadata only: same digest, another title.
+    def retitle(document: dict) -> None:  # type: ignore[type-arg]
+        document["metadata"]["title"] = document["metadata"]["title"] + " (again)"
+
+    edit(added, retitle)
+    step("retitled")
+
+    # A non-run resource: every page that shows it follows.
+    environment = sorted((content / "environments").glob("*.json"))[0]
+
+    def rename_gpu(document: dict) -> None:  # type: ignore[type-arg]
+        document["metadata"]["title"] = "Renamed host"
+
+    edit(environment, rename_gpu)
+    step("environment")
+    # Nothing changed: nothing is written.
+    assert step("unchanged") == {}
+
+
+def test_template_change_rebuilds_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out, incremental=True)
+    templates = tmp_path / "templates"
+    shutil.copytree(sitegen.render.assets.TEMPLATES_DIR, templates)
+    run_template = templates / "run.html"
+    run_template.write_text(run_template.read_text().replace("What was measured", "Measured"))
+    original = sitegen.render.environment.make_environment
+    monkeypatch.setattr(sitegen.render.environment, "make_environment", lambda: original(templates))
+    monkeypatch.setattr(sitegen.publish.incremental, "TEMPLATES_DIR", templates)
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == cold(content, tmp_path, "templates")
+    assert "Measured" in (out / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
+
+
+def test_failed_incremental_build_keeps_site_and_cache(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out, incremental=True)
+    before = tree(out)
+    (content / "runs" / "broken.json").write_text("{")
+    assert build_site(content, out, incremental=True).out_dir is None
+    assert tree(out) == before
+    (content / "runs" / "broken.json").unlink()
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == before
+
+
+def test_missing_or_foreign_state_means_a_full_build(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out)  # no state
+    cache_dir(out).mkdir()
+    (cache_dir(out) / STATE).write_bytes(b"\x80\x04not json at all")  # a pickle, say
+    assert read_state(out) is None
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == cold(content, tmp_path, "full")
+    # A state written by other sitegen code: not used, whatever it holds.
+    path = cache_dir(out) / STATE
+    document = json.loads(path.read_bytes())
+    assert read_state(out) is not None
+    path.write_text(json.dumps({**document, "code": "other code"}))
+    assert read_state(out) is None
+    # Fields of the wrong shape: the state is discarded, never half used.
+    for broken in (
+        {**document, "outputs": []},
+        {**document, "loads": {"content/x.json": [["1"], [], []]}},
+        {**document, "loads": {"content/x.json": [[1], [["only", "three", "fields"]], []]}},
+        {**document, "outputs": {"index.html": [None, 5]}},
+    ):
+        path.write_text(json.dumps(broken))
+        assert read_state(out) is None, broken
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == cold(content, tmp_path, "full again")
+
+
+def test_a_state_written_reads_back_equal(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    assert state.outputs and state.loads
+    write_state(out, state)
+    assert read_state(out) == state
+
+
+def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool) -> None:
+    """`sitegen serve`'s path: the same pipeline, its state held between builds, none on disk."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    state = State()
+    runs = run_files(content)
+    timed = next(p for p in runs if "timing" in json.loads(p.read_text())["spec"])
+
+    def step(name: str) -> dict[str, tuple[int, int]]:
+        before = inodes(out) if out.exists() else {}
+        built = build_site(content, out, state=state)
+        assert built.out_dir is not None, name
+        expected = cold(content, tmp_path, name)
+        assert tree(out) == expected, name
+        assert built.file_count == len(expected) - 1  # the marker is not an output
+        assert built.page_count == sum(1 for p in expected if p.endswith(".html"))
+        assert not cache_dir(out).exists(), "nothing kept on disk"
+        after = inodes(out)
+        return {p: v for p, v in after.items() if before.get(p) != v}
+
+    def median(document: dict) -> None:  # type: ignore[type-arg]
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    step("first")
+    edit(timed, median)
+    changed = step("modified")
+    assert any(p.startswith("runs/") for p in changed)
+    assert [p for p in inodes(out) if p.startswith("runs/") and p not in changed]
+    added = content / "runs" / "more" / "added.json"
+    added.parent.mkdir()
+    shutil.copy(timed, added)
+    edit(added, median)
+    step("added")
+    runs[-1].unlink()
+    step("deleted")
+    environment = sorted((content / "environments").glob("*.json"))[0]
+    edit(environment, lambda d: d["metadata"].update(title="Renamed host"))
+    step("environment")
+    # A broken file: nothing written, the state still true for the next build.
+    (content / "runs" / "broken.json").write_text("{")
+    before = tree(out)
+    assert build_site(content, out, state=state).out_dir is None
+    assert tree(out) == before
+    (content / "runs" / "broken.json").unlink()
+    step("mended")
+    assert step("unchanged") == {}

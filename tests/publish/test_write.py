@@ -1,0 +1,167 @@
+"""write.py: staged, swapped-in output; refused output paths; failures leave the old site."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sitegen.cli import main
+from sitegen.pipeline import build_site
+from sitegen.publish.write import (
+    MARKER,
+    OutputError,
+    check_output_dir,
+    patched,
+    write_site,
+)
+from tests.conftest import FIXTURES, REPOSITORY
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_write_replaces_the_whole_tree(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    write_site({"a/index.html": b"one", "gone.html": b"old"}, out)
+    write_site({"a/index.html": b"two"}, out)
+    assert snapshot(out) == {"a/index.html": b"two", MARKER: (out / MARKER).read_bytes()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]  # no staging left behind
+
+
+def test_exception_mid_write_keeps_previous_site(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    write_site({"index.html": b"previous"}, out)
+    before = snapshot(out)
+    written = []
+
+    def failing(path: str, data: bytes) -> None:
+        if len(written) == 2:
+            raise OSError("disk full")
+        written.append(path)
+        Path(path).write_bytes(data)
+
+    files = {f"p{i}/index.html": b"new" for i in range(5)}
+    with pytest.raises(OSError, match="disk full"):
+        write_site(files, out, write_file=failing)
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]
+
+
+def test_killed_build_leftovers_are_cleaned(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    write_site({"index.html": b"previous"}, out)
+    # What a build killed before its swap leaves: a marked staging tree beside the output.
+    leftover = tmp_path / ".public.staging-dead"
+    leftover.mkdir()
+    (leftover / MARKER).write_text("x")
+    (leftover / "half.html").write_text("half")
+    unrelated = tmp_path / ".public.staging-not-ours"
+    unrelated.mkdir()
+    (unrelated / "keep.txt").write_text("keep")
+    assert snapshot(out)["index.html"] == b"previous"
+    write_site({"index.html": b"next"}, out)
+    assert not leftover.exists() and unrelated.exists()
+
+
+def test_failed_build_leaves_previous_output(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    assert build_site(content, out).out_dir is not None
+    before = snapshot(out)
+    (content / "runs" / "bad.json").write_text('{"apiVersion": "kernelindex.dev/v1alpha1"}')
+    assert build_site(content, out).out_dir is None
+    assert snapshot(out) == before
+
+
+def test_render_failure_leaves_previous_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "public"
+    assert build_site(SITE_CONTENT, out).out_dir is not None
+    before = snapshot(out)
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("bug in a template")
+
+    monkeypatch.setattr("sitegen.pipeline.render_into", explode)
+    with pytest.raises(RuntimeError):
+        build_site(SITE_CONTENT, out)
+    assert snapshot(out) == before
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["root", "home", "repository", "content", "inside-content", "holds-content", "foreign", "file"],
+)
+def test_dangerous_output_paths_refused(tmp_path: Path, case: str) -> None:
+    content = tmp_path / "work" / "content"
+    content.mkdir(parents=True)
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "cat.jpg").write_bytes(b"\xff")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    out = {
+        "root": Path("/"),
+        "home": Path.home(),
+        "repository": REPOSITORY,
+        "content": content,
+        "inside-content": content / "public",
+        "holds-content": tmp_path / "work",
+        "foreign": foreign,
+        "file": a_file,
+    }[case]
+    with pytest.raises(OutputError, match="refusing"):
+        check_output_dir(out, content)
+    assert (foreign / "cat.jpg").read_bytes() == b"\xff"
+
+
+def test_cli_refuses_repository_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", str(SITE_CONTENT), "--out", str(REPOSITORY)]) == 2
+    assert "refusing to write" in capsys.readouterr().err
+
+
+def test_symlinked_output_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "public"
+    link.symlink_to(real)
+    with pytest.raises(OutputError, match="symbolic link"):
+        write_site({"index.html": b"x"}, link)
+
+
+def test_paths_escaping_the_output_refused(tmp_path: Path) -> None:
+    for bad in ("../evil.html", "/etc/x", "a//b", "a/./b", ""):
+        with pytest.raises(OutputError):
+            write_site({bad: b"x"}, tmp_path / "public")
+    assert not (tmp_path / "evil.html").exists()
+
+
+def test_a_patch_moves_each_changed_file_in_and_deletes_the_gone(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    write_site({"a/index.html": b"a", "b/index.html": b"b", "c.json": b"c"}, out)
+    with patched(out) as patch:
+        patch.write("a/index.html", b"A")
+        patch.write("new/index.html", b"n")
+        patch.delete("b/index.html")
+    assert snapshot(out) == {
+        MARKER: (out / MARKER).read_bytes(),
+        "a/index.html": b"A",
+        "new/index.html": b"n",
+        "c.json": b"c",
+    }
+    assert not (out / "b").exists(), "an emptied folder goes too"
+    # A patch that fails leaves the output as it was, and no staging tree beside it.
+    with pytest.raises(RuntimeError), patched(out) as patch:
+        patch.write("a/index.html", b"half")
+        raise RuntimeError("a template failed")
+    assert (out / "a/index.html").read_bytes() == b"A"
+    assert [p.name for p in tmp_path.iterdir()] == ["public"]
+    with pytest.raises(OutputError):
+        patch.delete("../outside")

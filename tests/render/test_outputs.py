@@ -1,0 +1,82 @@
+"""The site-wide files that are not pages (sitegen/render/outputs.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from sitegen.publish.manifest import Manifest
+from sitegen.render.compact_json import compact_json
+from sitegen.render.outputs import export_jsonl, manifest_json, sitemap_xml
+from tests.conftest import FIXTURES
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+
+
+def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> None:
+    """The export splices a run's orjson bytes in; its bytes must be compact_json's anyway,
+    including for the numbers where orjson and json differ (which take json's path)."""
+    import orjson
+
+    from sitegen.content.loaded import DocumentStore, LoadedResource
+
+    documents = [
+        {"kind": "BenchmarkRun", "metadata": {"name": "a", "title": "A · ü"}, "spec": {"v": 0.5}},
+        {"kind": "BenchmarkRun", "metadata": {"name": "b"}, "spec": {"v": 1e-05, "w": 1e-07}},
+        {"kind": "BenchmarkRun", "metadata": {"name": "c"}, "spec": {"v": 123456789.125}},
+        {"kind": "WorkloadCase", "metadata": {"name": "d"}, "spec": {"v": 0.00001234}},
+    ]
+    resources = []
+    store = DocumentStore()
+    for number, document in enumerate(documents):
+        digest = f"sha256:{number:064x}"
+        raw = orjson.dumps(document)
+        meta = document["metadata"]
+        compact = LoadedResource.compact(
+            "p", "", digest, raw, document["kind"], meta["name"], meta.get("title")
+        )
+        stored = LoadedResource.compact(
+            "p", "", digest, raw, document["kind"], meta["name"], None, None, store
+        )
+        whole = LoadedResource("p", "", None, digest, document)
+        resources += [(digest, compact), (digest, stored), (digest, whole)]
+    expected = b"".join(
+        compact_json({"digest": d, "resource": e.document}, allow_nan=True) + b"\n"
+        for d, e in resources
+    )
+    entries = tuple(e for _, e in resources)
+    assert export_jsonl(entries) == expected
+    assert json.loads(expected.splitlines()[3])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
+
+
+def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
+
+    from sitegen.pipeline import manifest_of_content
+    from sitegen.publish.manifest import manifest_document
+
+    def whole(manifest: Manifest) -> bytes:
+        return compact_json(manifest_document(manifest), newline=True)
+
+    manifest = manifest_of_content(SITE_CONTENT).manifest
+    assert manifest is not None and len(manifest.entries) > 2
+    for shown in (manifest, manifest._replace(entries=manifest.entries[1:])):
+        assert manifest_json(shown) == whole(shown)
+    assert manifest_json(manifest._replace(entries=())) == whole(manifest._replace(entries=()))
+    # An entry whose numbers orjson and json spell differently takes json's path alone.
+    run = next(e for e in manifest.entries if e.run is not None)
+    assert run.run is not None
+    tiny = replace(run, run=replace(run.run, value=1e-07))
+    odd = manifest._replace(entries=(tiny, *manifest.entries[1:]))
+    assert manifest_json(odd) == whole(odd)
+    assert b"1e-07" in bytes(manifest_json(odd))
+
+
+def test_sitemap_escapes_what_xml_needs() -> None:
+    from xml.etree import ElementTree
+
+    urls = ("https://example.org/a/", "https://example.org/?q=1&r='2'<>\"")
+    root = ElementTree.fromstring(sitemap_xml(urls))
+    assert [loc.text for loc in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")] == [
+        *urls
+    ]
+    assert b"&amp;r=&#39;2&#39;&lt;&gt;&#34;" in sitemap_xml(urls)

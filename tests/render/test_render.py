@@ -1,0 +1,82 @@
+"""render.py: hostile content stays escaped in every file of a build; the parallel render's
+chunks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sitegen.pipeline import build_site
+from sitegen.render.render import CHUNK_PAGES, _Chunks
+from tests.conftest import (
+    FIXTURES,
+    HOSTILE_MARKDOWN,
+    HOSTILE_TITLE,
+    IMG,
+    NEEDLES,
+    SCRIPT,
+)
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+
+
+def test_hostile_content_never_unescaped(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    run_file = next((content / "runs").glob("liger-layer-norm-backward-liger-*hidden1024*.json"))
+    run = json.loads(run_file.read_text())
+    run["metadata"]["title"] = HOSTILE_TITLE
+    run["metadata"]["description"] = HOSTILE_MARKDOWN
+    run["metadata"]["labels"]["note"] = SCRIPT + IMG
+    run_file.write_text(json.dumps(run))
+    operation_file = content / "operations" / "liger-layer-norm.json"
+    operation = json.loads(operation_file.read_text())
+    operation["metadata"]["description"] = HOSTILE_MARKDOWN
+    operation_file.write_text(json.dumps(operation))
+    report = content / "_sources" / "liger-kernel.json"
+    data = json.loads(report.read_text())
+    data["title"] = SCRIPT
+    data["repository"] = "javascript:alert(4)"
+    data["skipped"] = {IMG: 3}
+    report.write_text(json.dumps(data))
+
+    out = tmp_path / "out"
+    assert build_site(content, out).out_dir is not None
+    checked = 0
+    for path in out.rglob("*"):
+        if not path.is_file() or path.name.startswith("plotly-"):
+            continue
+        text = path.read_text()
+        for needle in NEEDLES:
+            if path.suffix in (".json", ".jsonl"):
+                continue  # JSON carries the title as data; browsers never render it as HTML
+            assert needle not in text, f"{needle!r} unescaped in {path.relative_to(out)}"
+        assert 'href="javascript:alert(4)' not in text
+        checked += 1
+    assert checked > 100
+    run_page = next(p for p in out.glob("runs/*/index.html") if "alert(1)" in p.read_text())
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in run_page.read_text()
+
+
+@pytest.mark.parametrize("page_count", [1, 15, 300, 4384, 20_000])
+def test_page_chunks_are_claimed_once_from_both_ends_and_shrink(page_count: int) -> None:
+    import multiprocessing
+
+    chunks = _Chunks(multiprocessing.get_context("fork"), page_count, processes=2)
+    front: list[tuple[int, int]] = []
+    back: list[tuple[int, int]] = []
+    while True:  # the two ends alternate, as a worker and this process would
+        claimed = chunks.claim(from_back=len(back) < len(front))
+        if claimed is None:
+            break
+        (back if len(back) < len(front) else front).append(claimed)
+    spans = sorted(front + back)
+    assert [i for start, end in spans for i in range(start, end)] == list(range(page_count))
+    sizes = [end - start for start, end in front]
+    assert max(sizes) <= CHUNK_PAGES and sizes == sorted(sizes, reverse=True)
+    if page_count >= 8 * CHUNK_PAGES:
+        assert max(e - s for s, e in front[-1:] + back[-1:]) < CHUNK_PAGES / 4
+    assert chunks.claim() is None and chunks.claim(from_back=True) is None

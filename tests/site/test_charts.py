@@ -1,0 +1,60 @@
+"""charts.py: plain plotly dicts from series; spreads, log axes, click-through URLs."""
+
+from __future__ import annotations
+
+import json
+
+from sitegen.analysis.kernels import Kernel, analyse
+from sitegen.analysis.series import Series, passes_of
+from sitegen.pipeline import check_content
+from sitegen.site.charts import chart_spec, colours_for
+from sitegen.site.format import display_unit
+from tests.conftest import FIXTURES
+
+
+def kernels() -> dict[str, Kernel]:
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    return {k.title: k for k in analyse(catalog).kernels}
+
+
+def series_of(kernel: Kernel, pass_name: str) -> list[Series]:
+    section = next(p for p in passes_of(kernel) if p.name == pass_name)
+    return [s for gpu in section.gpus for s in gpu.series]
+
+
+def spec(series: Series) -> dict:
+    colours = colours_for([i.digest for i in series.implementations])
+    return chart_spec(series, colours, lambda d: f"/runs/{d[7:23]}/", lambda v: f"{v:g}")
+
+
+def test_latency_chart_is_plain_json_with_asymmetric_spread() -> None:
+    (series,) = [s for s in series_of(kernels()["LayerNorm"], "backward")]
+    chart = spec(series)
+    json.dumps(chart, allow_nan=False)  # plain data, nothing plotly-specific in Python
+    assert [t["name"] for t in chart["data"]] == ["huggingface (baseline)", "liger"]
+    liger = chart["data"][1]
+    assert liger["x"] == [1024, 4096, 16384]
+    assert liger["y"][2] == 577632 / 1e6  # milliseconds
+    assert liger["error_y"]["array"][2] == (579891 - 577632) / 1e6
+    assert liger["error_y"]["arrayminus"][2] == (577632 - 575347) / 1e6
+    assert liger["customdata"][2] == "/runs/f0cf6dd69e048a9b/"
+    assert chart["data"][0]["line"]["dash"] == "dash"  # the baseline
+    assert "type" not in chart["layout"]["xaxis"]  # 16× range: linear
+    assert chart["layout"]["xaxis"]["tickvals"] == [1024, 4096, 16384]
+    assert chart["layout"]["yaxis"]["title"]["text"] == "median latency (ms)"
+
+
+def test_wide_ranges_get_log_axes() -> None:
+    (series,) = series_of(kernels()["Cross-entropy loss"], "forward")
+    chart = spec(series)
+    assert chart["layout"]["xaxis"]["type"] == "log"  # 4096 … 131072
+    assert chart["layout"]["yaxis"]["type"] == "log"
+
+
+def test_memory_chart_uses_the_data_unit() -> None:
+    (series,) = series_of(kernels()["LayerNorm"], "full")
+    chart = spec(series)
+    assert series.metric == "peak_memory_allocated" and series.unit == "mib"
+    assert chart["layout"]["yaxis"]["title"]["text"] == "peak memory allocated (MiB)"
+    assert "latency" not in json.dumps(chart)
+    assert display_unit("latency", "ns") == "ms"

@@ -1,0 +1,83 @@
+"""urls.py: base URLs, resource paths, name collisions, run paths from digests."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitegen.analysis.kernels import analyse
+from sitegen.content.catalog import resolve
+from sitegen.content.load import LoadedResource
+from sitegen.pipeline import check_content
+from sitegen.site.urls import UrlError, output_path, parse_base_url, plan_urls
+from tests.conftest import FIXTURES
+
+
+@pytest.mark.parametrize(
+    ("given", "prefix", "base"),
+    [
+        (None, "/", "https://kernelindex.dev/"),
+        ("https://example.org", "/", "https://example.org/"),
+        ("https://example.org/a/b", "/a/b/", "https://example.org/a/b/"),
+        ("/preview/", "/preview/", "https://kernelindex.dev/preview/"),
+        ("/", "/", "https://kernelindex.dev/"),
+    ],
+)
+def test_parse_base_url(given: str | None, prefix: str, base: str) -> None:
+    assert parse_base_url(given) == (prefix, base)
+
+
+@pytest.mark.parametrize("bad", ["example.org", "//example.org/", "ftp://x/", "https://x/?q=1"])
+def test_bad_base_url(bad: str) -> None:
+    with pytest.raises(UrlError):
+        parse_base_url(bad)
+
+
+def test_output_paths() -> None:
+    assert output_path("") == "index.html"
+    assert output_path("runs/abc/") == "runs/abc/index.html"
+    assert output_path("feed.xml") == "feed.xml"
+
+
+def test_fixture_paths() -> None:
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    urls = plan_urls(catalog, analyse(catalog).kernels, None)
+    seed = "sha256:f0cf6dd69e048a9b8a36f49fe2ac18abee9a512e48d2f92dd7cfd4d03a280b86"
+    assert urls.path_of(seed) == "runs/f0cf6dd69e048a9b/"
+    operation = next(e for e in catalog.of_kind("OperationSpec") if e.name == "liger-layer-norm")
+    assert urls.link(operation.digest) == "/kernels/liger-layer-norm/"
+    environment = catalog.of_kind("ExecutionEnvironment")[0]
+    assert urls.path_of(environment.digest) == f"gpus/{environment.name}/"
+
+
+def _renamed(entry: LoadedResource, name: str) -> LoadedResource:
+    metadata = entry.resource.metadata.model_copy(update={"name": name})
+    resource = entry.resource.model_copy(update={"metadata": metadata})
+    return LoadedResource(entry.path + "-copy", entry.where, resource, entry.digest)
+
+
+def test_repeated_names_get_digest_suffixes() -> None:
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    protocols = list(catalog.of_kind("BenchmarkProtocol"))
+    # Two different protocols that share a name (names are not unique in the format).
+    entries = [e for e in catalog.by_digest.values() if e.kind != "BenchmarkProtocol"]
+    entries += [protocols[0], _renamed(protocols[1], protocols[0].name)]
+    shared, _ = resolve(entries)
+    urls = plan_urls(shared, analyse(shared).kernels, None)
+    paths = {urls.path_of(p.digest) for p in protocols[:2]}
+    assert paths == {f"protocols/{protocols[0].name}-{p.digest[7:19]}/" for p in protocols[:2]}
+
+
+def test_clashing_paths_are_an_error() -> None:
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    protocols = list(catalog.of_kind("BenchmarkProtocol"))
+    entries = [e for e in catalog.by_digest.values() if e.kind != "BenchmarkProtocol"]
+    # `x` twice gets `x-<hex>`; a third resource literally named `x-<hex>` would clash.
+    first, second, third = protocols[:3]
+    entries += [
+        _renamed(first, "x"),
+        _renamed(second, "x"),
+        _renamed(third, f"x-{first.digest[7:19]}"),
+    ]
+    shared, _ = resolve(entries)
+    with pytest.raises(UrlError, match="same page"):
+        plan_urls(shared, analyse(shared).kernels, None)

@@ -1,0 +1,80 @@
+"""process.py: the CPUs a build may use (affinity mask, cgroup quota) and its worker counts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sitegen import process
+from sitegen.process import cgroup_quota, usable_cpus
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("files", "own", "quota"),
+    [
+        ({}, "/", None),
+        ({"cpu.max": "max 100000\n"}, "/", None),
+        ({"cpu.max": "200000 100000\n"}, "/", 2.0),
+        ({"cpu.max": "150000 100000\n"}, "/", 1.5),
+        # The tightest limit on the way up from this process's own cgroup counts.
+        ({"cpu.max": "400000 100000\n", "ci/job/cpu.max": "100000 100000\n"}, "/ci/job", 1.0),
+        ({"cpu.max": "100000 100000\n", "ci/job/cpu.max": "max 100000\n"}, "/ci/job", 1.0),
+        # cgroup v1: quota over period; -1 is no limit.
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, "/", 3.0),
+        ({"cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/cpu.cfs_period_us": "1"}, "/", None),
+        # Garbage is no limit, never a crash.
+        ({"cpu.max": "lots", "cpu/cpu.cfs_quota_us": "x", "cpu/cpu.cfs_period_us": "0"}, "/", None),
+    ],
+)
+def test_cgroup_quota(tmp_path: Path, files: dict[str, str], own: str, quota: float | None) -> None:
+    for name, text in files.items():
+        _write(tmp_path / name, text)
+    assert cgroup_quota(tmp_path, own) == quota
+
+
+def test_usable_cpus_never_exceeds_the_affinity_mask_and_follows_a_quota(tmp_path: Path) -> None:
+    mask = len(os.sched_getaffinity(0))
+    assert 1 <= usable_cpus(tmp_path) == mask  # no cgroup files: the mask
+    _write(tmp_path / "cpu.max", "50000 100000\n")  # half a CPU still gets one process
+    assert usable_cpus(tmp_path) == 1
+    _write(tmp_path / "cpu.max", f"{(mask + 8) * 100000} 100000\n")  # a quota above the mask
+    assert usable_cpus(tmp_path) == mask
+    assert usable_cpus() <= (os.cpu_count() or 1)
+
+
+def test_next_share_is_a_fraction_of_what_is_left_within_bounds() -> None:
+    from sitegen.process import next_share
+
+    assert next_share(100_000, 2, 16, 250) == 250  # capped
+    assert next_share(1_000, 2, 16, 250) == 250
+    assert next_share(400, 2, 16, 250) == 100  # a quarter of what is left
+    assert next_share(401, 2, 16, 250) == 101  # rounded up: nothing is left behind
+    assert next_share(20, 2, 16, 250) == 16  # never below the smallest
+    assert next_share(5, 2, 16, 250) == 16  # the caller takes what there is
+
+
+def test_a_small_tree_is_read_by_one_worker_per_cpu_a_big_one_by_two(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(process, "usable_cpus", lambda: 3)
+    assert process.load_processes(process.MANY_FILES - 1) == 3
+    assert process.load_processes(process.MANY_FILES) == 3 * process.LOAD_PROCESSES_PER_CPU
+
+
+def test_a_build_collects_less_and_puts_the_thresholds_back() -> None:
+    import gc
+
+    before = gc.get_threshold()
+    with process.collecting_less():
+        assert gc.get_threshold()[0] == process.COLLECT_EVERY
+        with process.collecting_less():  # nested: the outermost restores
+            pass
+        assert gc.get_threshold()[0] == process.COLLECT_EVERY
+    assert gc.get_threshold() == before
