@@ -34,7 +34,8 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))
 
 from bench import hugo_site  # noqa: E402
-from sitegen.content.load import LoadedResource, load_content  # noqa: E402
+from sitegen.content.load import load_content  # noqa: E402
+from sitegen.content.loaded import LoadedResource  # noqa: E402
 from sitegen.model.digest import canonical_json, digest, identity_document  # noqa: E402
 from sitegen.model.resources import KINDS  # noqa: E402
 

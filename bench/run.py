@@ -1,6 +1,7 @@
 """sitegen against Hugo on synthetic catalogs, the real catalog cold, and a one-file rebuild.
 
     .venv/bin/python bench/run.py [--sizes 1k,10k,100k] [--repeat 3] [--with-1m] [--no-hugo]
+                                  [--against OTHER_CHECKOUT]
                                   [--python OTHER_VENV/bin/python] [--disk] [--update-docs]
 
 For each size N: the catalog of N runs and its Hugo twin come from `bench/generate.py` (cached
@@ -256,6 +257,30 @@ def sitegen_command(
     return [python, "-m", "sitegen", "build", str(content), "--out", str(out), *extra]
 
 
+def against_env(checkout: Path) -> dict[str, str]:
+    """The environment that runs another checkout's sitegen with this interpreter: its folder
+    first on the path, ahead of this checkout's editable install."""
+    return {**BUILD_ENV, "PYTHONPATH": str(checkout)}
+
+
+def warm(checkout: Path) -> None:
+    """Another checkout's bytecode and compiled templates made beforehand, as this one's are:
+    one build of the fixture site with its code."""
+    compileall.compile_dir(checkout / "sitegen", quiet=1)
+    out = BUILDS / "warm-against"
+    shutil.rmtree(out, ignore_errors=True)
+    BUILDS.mkdir(parents=True, exist_ok=True)
+    content = REPOSITORY / "tests" / "fixtures" / "site" / "content"
+    subprocess.run(
+        sitegen_command(content, out),
+        env=against_env(checkout),
+        cwd=REPOSITORY,
+        check=True,
+        capture_output=True,
+    )
+    shutil.rmtree(out, ignore_errors=True)
+
+
 def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -> dict[str, Any]:
     wall = statistics.median(s["wall_s"] for s in samples)
     return {
@@ -275,9 +300,15 @@ def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -
     }
 
 
-def bench_size(n: int, repeat: int, with_hugo: bool, place: Place) -> dict[str, Any]:
+def bench_size(
+    n: int, repeat: int, with_hugo: bool, place: Place, against: Path | None = None
+) -> dict[str, Any]:
     content, hugo_site = catalog(n)
     tools = {"sitegen": lambda out: sitegen_command(content, out)}
+    envs: dict[str, dict[str, str]] = {}
+    if against is not None:
+        tools["against"] = lambda out: sitegen_command(content, out)
+        envs["against"] = against_env(against)
     if with_hugo:
         binary = hugo_binary()
         tools["hugo"] = lambda out: [
@@ -296,7 +327,7 @@ def bench_size(n: int, repeat: int, with_hugo: bool, place: Place) -> dict[str, 
             out = place.root / f"{tool}-{n}"
             place.clear(out)
             os.sync()
-            sample = measure(tools[tool](out))
+            sample = measure(tools[tool](out), envs.get(tool))
             samples[tool].append(sample)
             print(f"  {n:>9,} {tool:8s} {sample['wall_s']:7.2f} s", flush=True)
             stats[tool] = output_stats(out)
@@ -305,10 +336,16 @@ def bench_size(n: int, repeat: int, with_hugo: bool, place: Place) -> dict[str, 
     result.update((tool, summarise(samples[tool], n, stats[tool])) for tool in tools)
     if with_hugo:
         result["ratio"] = round(result["sitegen"]["wall_s"] / result["hugo"]["wall_s"], 3)
+    if against is not None:
+        result["against_ratio"] = round(
+            result["sitegen"]["wall_s"] / result["against"]["wall_s"], 3
+        )
     return result
 
 
-def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
+def bench_real(
+    repeat: int, pythons: tuple[str, ...] = (), against: Path | None = None
+) -> dict[str, Any]:
     """The real catalog built cold, alternately on disk and, where there is one, on tmpfs (the
     same build without the disk: what the code costs). Each disk build is followed by the file
     system's floor: its output written again at the same path by one process that renders
@@ -317,12 +354,14 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
 
     Each of `pythons` (the interpreter of another environment with sitegen installed from this
     checkout) builds on tmpfs too, after this interpreter's tmpfs build in each repeat: the same
-    code and content, another build of Python (one compiled with PGO and LTO, say)."""
+    code and content, another build of Python (one compiled with PGO and LTO, say). With
+    `against` (another checkout), its code builds on tmpfs too, alternating with this one's."""
     out = DISK.root / "sitegen-real"
     tmpfs = tmpfs_place() if MEMORY.is_dir() else None
     samples, floors, memory = [], [], []
     others: dict[str, list[dict[str, Any]]] = {python: [] for python in pythons}
-    for _ in range(repeat):
+    old: list[dict[str, Any]] = []
+    for number in range(repeat):
         DISK.clear(out)
         os.sync()
         samples.append(measure(sitegen_command(REPOSITORY / "content", out)))
@@ -330,12 +369,17 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
         floors.append(write_floor(out, out))
         if tmpfs is not None:
             in_memory = tmpfs.root / "sitegen-real"
-            for python, found in ((sys.executable, memory), *others.items()):
+            builds: list[tuple[str, list[dict[str, Any]], dict[str, str] | None]] = [
+                (sys.executable, memory, None),
+                *((python, found, None) for python, found in others.items()),
+            ]
+            if against is not None:
+                builds.insert(number % 2, (sys.executable, old, against_env(against)))
+            for python, found, env in builds:
                 tmpfs.clear(in_memory)
                 os.sync()  # the disk build's and the floor's writes flushed first, not during it
-                found.append(
-                    measure(sitegen_command(REPOSITORY / "content", in_memory, python=python))
-                )
+                command = sitegen_command(REPOSITORY / "content", in_memory, python=python)
+                found.append(measure(command, env))
             tmpfs.clear(in_memory)
     DISK.clear(out)
     runs = runs_built(samples[0])
@@ -347,6 +391,10 @@ def bench_real(repeat: int, pythons: tuple[str, ...] = ()) -> dict[str, Any]:
     }
     if memory:
         result.update(_tmpfs_figures(summarise(memory, runs, stats)))
+    if old:
+        against_summary = summarise(old, runs, stats)
+        result["against"] = _tmpfs_figures(against_summary)
+        result["against_ratio"] = round(result["tmpfs_wall_s"] / against_summary["wall_s"], 3)
     if any(others.values()):
         result["other_pythons"] = [
             {**interpreter(python), **_tmpfs_figures(summarise(found, runs, stats))}
@@ -546,6 +594,12 @@ def table(results: dict[str, Any]) -> str:
         "| bytes/page | Hugo | Hugo PSS | sitegen/Hugo |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    against = [
+        f"{label}: {row['sitegen']['wall_s']:.2f} s against {row['against']['wall_s']:.2f} s, "
+        f"**{row['against_ratio']:.2f}**"
+        for label, row in results["sizes"].items()
+        if "against" in row
+    ]
     for label, row in results["sizes"].items():
         s, h = row["sitegen"], row.get("hugo")
         hugo = (
@@ -586,6 +640,17 @@ def table(results: dict[str, Any]) -> str:
             f"The same on tmpfs with Python {other['python']} (`{other['base_executable']}`), "
             f"alternating with this one: **{other['tmpfs_wall_s']:.2f} s** "
             f"(CPU {other['tmpfs_cpu_s']:.2f} s, the kernel's {other['tmpfs_system_cpu_s']:.2f} s)."
+        )
+    if real and "against" in real:
+        against.append(
+            f"real catalog on tmpfs: {real['tmpfs_wall_s']:.2f} s against "
+            f"{real['against']['tmpfs_wall_s']:.2f} s, **{real['against_ratio']:.2f}**"
+        )
+    if against:
+        extra.append(
+            f"Against `{results['against']}` (this code's time over that code's, side by side): "
+            + "; ".join(against)
+            + "."
         )
     incremental = results.get("incremental")
     if incremental:
@@ -637,7 +702,7 @@ def run_all(args: argparse.Namespace, sizes: list[int], results: dict[str, Any])
         print(f"{n:,} runs, output on {place.name}", flush=True)
         results["sizes"][_label(n)] = {
             "runs": n,
-            **bench_size(n, args.repeat, not args.no_hugo, place),
+            **bench_size(n, args.repeat, not args.no_hugo, place, args.against),
         }
     if args.with_1m:
         if not sizes:
@@ -647,7 +712,7 @@ def run_all(args: argparse.Namespace, sizes: list[int], results: dict[str, Any])
         results["sizes"]["1M"] = {"runs": 1_000_000, **bench_size(1_000_000, 1, False, place)}
     if not args.no_real and not args.rebuilds_only:
         print("real catalog", flush=True)
-        results["real"] = bench_real(args.repeat, tuple(args.python))
+        results["real"] = bench_real(args.repeat, tuple(args.python), args.against)
     if not args.no_incremental and sizes:
         n = max((s for s in sizes if s <= 100_000), default=min(sizes))
         place = place_for(n, args.disk)
@@ -684,6 +749,13 @@ def main() -> None:
         help="also build the real catalog on tmpfs with this interpreter (of another environment "
         "with sitegen installed from this checkout), alternating with this one; repeatable",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also build each size and the real catalog with another checkout's code (a git "
+        "worktree of an earlier commit), alternating with this one's; reports the ratios",
+    )
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest")
     args = parser.parse_args()
@@ -692,6 +764,9 @@ def main() -> None:
     templates = "from sitegen.render.environment import make_environment; make_environment()"
     for python in (sys.executable, *args.python):
         subprocess.run([python, "-c", templates], env=BUILD_ENV, cwd=REPOSITORY, check=True)
+    if args.against is not None:
+        args.against = args.against.resolve()
+        warm(args.against)
     results: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d"),
         "repeat": args.repeat,
@@ -703,6 +778,8 @@ def main() -> None:
         },
         "sizes": {},
     }
+    if args.against is not None:
+        results["against"] = str(args.against)
     if not args.no_hugo:
         version = subprocess.run([hugo_binary(), "version"], capture_output=True, text=True)
         results["hugo_version"] = version.stdout.split()[1].split("-")[0] if version.stdout else "?"

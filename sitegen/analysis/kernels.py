@@ -5,7 +5,7 @@ FORMAT.md §4: a run's kernel, implementation and pass come from the resolved Op
 ImplementationRevision when present, otherwise from the run itself (title
 `<Kernel> · <provider> · <pass>`, `sourceNative.benchmark` `<kernel>/<pass>`, the caseKey inside
 `sourceNative.externalId`). A cohort is (workload, protocol, environment): only runs of one cohort
-are ever ranked against each other. Everything here is plain data; pages.py formats it.
+are ever ranked against each other. Everything here is plain data; site/ formats it.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ _PASS_SUFFIX = re.compile(r"-(forward|backward|full)$")
 _PASS_IN_TITLE = re.compile(r"·\s*([a-z]+) pass$")
 
 
-# The analysis's records are named tuples (as pages.py's): made in C, a million times at 1M runs,
-# and a class costs ~0.1 ms to define where a frozen dataclass cost ~1.3 ms at every start.
+# Named tuples, as the site's records: made in C once per run, and cheap to define at start.
 class RunFacts(NamedTuple):
     """A run with everything the site derives about it, computed once.
 
     What lists, charts and the manifest read of every run is kept here, so that they never
-    parse a compact run's document (load.py); `spec` parses it, for the run's own page.
+    parse a compact run's document (content/loaded.py); `spec` parses it, for the run's own
+    page.
     """
 
     entry: LoadedResource
@@ -204,7 +204,7 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         shape=shape,
         values=summary.values,
         observed_at=summary.observed_at,
-        # Interned: a few distinct values shared by many runs (the memory of millions of runs).
+        # Interned: a few distinct values shared by every run.
         status=sys.intern(summary.status),
         implementation=sys.intern(summary.implementation),
         workload=sys.intern(summary.workload),

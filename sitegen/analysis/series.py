@@ -65,8 +65,7 @@ def passes_of(kernel: Kernel) -> tuple[PassSection, ...]:
     """A kernel's passes, each GPU's charts and rankings: what its page shows.
 
     Derived when the page is planned, not with the analysis: in the render workers, beside
-    the other pages (on the real catalog ~40 % of the analysis, which ran on one CPU), and
-    dropped once the page is written.
+    the other pages, rather than on the one CPU the analysis runs on; dropped once written.
     """
     implementations = {i.digest: i for i in kernel.implementations}
     by_pass: dict[str, list[RunFacts]] = defaultdict(list)

@@ -23,7 +23,7 @@ class DocumentStore:
     After a parallel load the runs' documents live here rather than as a bytes object each:
     reading a bytes object writes its reference count, and once the render workers are forked
     every page of memory written is copied into the writer. One buffer is written only while
-    loading, so its pages stay shared (~1.2 KB a run: 1.2 GB of copies at a million runs).
+    loading, so its pages stay shared between the processes.
     """
 
     __slots__ = ("_data",)
@@ -51,10 +51,10 @@ class LoadedResource:
     validated the resource; after a parallel load it is rebuilt from the document on first use
     (the document is valid by construction), so the main process holds dicts, not models.
     Runs from a parallel load are held compact, as the document's orjson bytes (`raw`), and
-    parsed anew each time `document` is read: a run's dicts are ~4.5 KB of memory against
-    ~1.2 KB of bytes, and there may be millions. Those bytes are in a shared `DocumentStore`
+    parsed anew each time `document` is read: a run's dicts take several times the memory of
+    its bytes, and there may be millions. Those bytes are in a shared `DocumentStore`
     when one is given. Readers must not mutate `document`. A run from a parallel load also
-    holds the summary its worker made (run_summary.py) until the analysis takes it.
+    holds the summary its worker made (content/run_summary.py) until the analysis takes it.
     """
 
     __slots__ = (

@@ -2,9 +2,8 @@
 time, status and source (`RunSummary`), and the records they are read into (`Shape`, `Value`).
 
 Nothing here looks at another resource, so the load workers summarise each run where they parse
-it (load.py), beside one another: the main process resolves references and analyses runs
-(catalog.py, kernels.py) without parsing a run again. On the real catalog that took ~0.07 s of
-the one CPU between the load and the rendering; at 100,000 runs ~1.8 s.
+it (content/load.py), beside one another: the main process resolves references and analyses runs
+(content/catalog.py, analysis/kernels.py) without parsing a run again.
 """
 
 from __future__ import annotations
@@ -24,8 +23,7 @@ TITLE_SEPARATOR = " · "
 SPREADS = (("p20", "p80"), ("p05", "p95"))
 
 
-# Named tuples (as pages.py's records): made in C, a million times at 1M runs, and a class costs
-# ~0.1 ms to define where a frozen dataclass cost ~1.3 ms at every start.
+# Named tuples, as the site's records: made in C once per run, and cheap to define at start.
 class Shape(NamedTuple):
     """A workload as the charts see it: axes in binding order, dtype, scalars."""
 

@@ -78,7 +78,7 @@ _ORJSON_INDENT = orjson.OPT_INDENT_2 | orjson.OPT_STRICT_INTEGER  # refuses ints
 def parse_clean(data: bytes) -> Any:
     """The value of a document that provably holds nothing `parse_json` would report, else None.
 
-    orjson parses ~8× faster than `json` with hooks. Its value is the strict parser's when the
+    orjson parses several times faster than `json` with hooks. Its value is the strict parser's when the
     bytes are exactly what orjson writes back (two-space indent plus a newline, as the importer
     writes, or compact): then there is no duplicate key (it would be lost), no BOM, bad UTF-8,
     lone surrogate, NaN or overflowing number (orjson refuses them), no integer past ±2^53

@@ -28,7 +28,7 @@ _compact = json.JSONEncoder(
 # units: the two orders differ only when such a character, a 4-byte UTF-8 sequence, is present).
 # Other text, non-ASCII included, both write alike (raw UTF-8; the same escapes for controls).
 # OPT_STRICT_INTEGER refuses integers past ±2^53. A string holding one of these patterns only
-# sends the value down the slower path. tests/test_digest.py checks the equality.
+# sends the value down the slower path. tests/model/test_digest.py checks the equality.
 _ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 _ORJSON_RISKY = (b"null", b".0,", b".0]", b".0}")
 _EXPONENT = re.compile(rb"[0-9]e[-+]")
@@ -64,10 +64,10 @@ class _NeedsReference(Exception):
 def canonical_json(value: Any) -> bytes:
     """RFC 8785 (JCS) bytes of a JSON value: sorted keys, no whitespace, ECMAScript numbers.
 
-    The `rfc8785` package is the definition; it costs ~50 µs a resource in pure Python. Most
-    real documents need nothing JCS does differently from sorted, compact `json.dumps` once
-    integral floats are written as integers, so we take that path when it is provably the
-    same (tests/test_digest.py checks the two agree) and defer to `rfc8785` otherwise.
+    The `rfc8785` package is the definition, in pure Python. Most real documents need nothing
+    JCS does differently from sorted, compact JSON once integral floats are written as
+    integers, so we take that path when it is provably the same (tests/model/test_digest.py
+    checks the two agree) and defer to `rfc8785` otherwise.
     """
     if isinstance(value, dict):
         fast = _orjson_canonical(value)  # orjson (C), when its bytes provably are JCS's

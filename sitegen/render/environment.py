@@ -38,7 +38,7 @@ MACROS = ("link", "table", "run_table", "identity", "pager", "chart_figure")
 FACTS_CACHE = 4096  # distinct fact lists kept rendered: a protocol's block on each of its runs
 
 # Characters that could end a <script> block or a JS string early, as JSON escapes (replaced
-# one by one: str.translate looks each character of a chart's JSON up in a dict, 10× slower).
+# one by one: str.translate looks each character of a chart's JSON up in a dict, much slower).
 _SCRIPT_ESCAPES = (
     ("<", "\\u003c"),
     (">", "\\u003e"),
@@ -55,8 +55,7 @@ def script_json(value: Any) -> Markup:
     """JSON safe inside <script type="application/json">: nothing in it can close the block.
 
     The bytes are `json.dumps(value, ensure_ascii=False, separators=(",", ":"))`'s, made by
-    orjson where they are provably the same (render.compact_json): a kernel page's chart specs
-    were ~40 % of its JSON time."""
+    orjson where they are provably the same (render/compact_json.py)."""
     text = compact_json(value).decode()
     for character, escaped in _SCRIPT_ESCAPES:
         text = text.replace(character, escaped)
@@ -87,7 +86,7 @@ def markdown_renderer() -> Callable[[str], Markup]:
 
 class TemplateBytecode(FileSystemBytecodeCache):
     """Compiled templates kept between builds, as Python keeps `.pyc` files: compiling them all
-    is ~0.15 s of CPU in every build, loading them back ~0.005 s.
+    is a noticeable part of a small build's CPU, loading them back almost none.
 
     Kept in the user's cache folder (`$XDG_CACHE_HOME/sitegen/templates`, else
     `~/.cache/sitegen/templates`), never in the checkout, where a pull request could commit

@@ -46,10 +46,9 @@ class SiteChrome:
 PARALLEL_MIN_PAGES = 300
 CHUNK_PAGES = 250
 MIN_CHUNK_PAGES = 16
-# Below this many pages the files that are not pages are rendered beside the page worker (they
-# overlap with pages: ~3 % of the real catalog's build); from here up, before it is forked, so
-# that the big ones (at 1M runs the export is 1.4 GB) never share the peak with the worker
-# (that cost 0.8 GiB of peak memory at 1M).
+# Below this many pages the files that are not pages are made beside the page workers (they
+# overlap); from here up, before the workers fork, so that the big ones (the export grows with
+# the catalog) never add to the workers' peak memory.
 OVERLAP_EXTRAS_MAX_PAGES = 20_000
 
 

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from sitegen.model.digest import digest
-from sitegen.model.resources import KINDS, check_expression, json_schemas
+from sitegen.model.resources import KINDS, json_schemas
 from tests.conftest import SHARED, read_json
 
 
@@ -116,19 +116,6 @@ def test_latency_needs_a_median_or_a_mean(seed_row: dict[str, Any]) -> None:
     run["spec"]["timing"]["latencyNs"] = {"p05": 10}
     with pytest.raises(ValidationError, match="median or a mean"):
         KINDS["BenchmarkRun"].model_validate(run)
-
-
-@pytest.mark.parametrize("good", ["hidden // q_heads", "(a + 2) * b % 3", "x", "7", "a-b"])
-def test_derived_axis_grammar_accepts(good: str) -> None:
-    assert check_expression(good) == good
-
-
-@pytest.mark.parametrize(
-    "bad", ["hidden / 2", "a +", "(a", "a)", "a b", "2 ** 3", "", "__import__"]
-)
-def test_derived_axis_grammar_rejects(bad: str) -> None:
-    with pytest.raises(ValueError):
-        check_expression(bad)
 
 
 def test_every_kind_publishes_a_json_schema() -> None:
