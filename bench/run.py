@@ -132,12 +132,14 @@ BUILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECOD
 
 
 def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Wall time, peak tree RSS and CPU time of one command run to completion."""
+    """Wall time, peak tree RSS and CPU time of one command run to completion; in another
+    checkout when `env` names one (`against_env`)."""
+    cwd = Path(env.get("PYTHONPATH", REPOSITORY)) if env is not None else REPOSITORY
     env = BUILD_ENV if env is None else env
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPOSITORY
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd
     )
     peak = {"rss": 0, "pss": 0, "one": 0}
     done = threading.Event()
@@ -259,7 +261,8 @@ def sitegen_command(
 
 def against_env(checkout: Path) -> dict[str, str]:
     """The environment that runs another checkout's sitegen with this interpreter: its folder
-    first on the path, ahead of this checkout's editable install."""
+    on the path ahead of this checkout's editable install (`measure` runs it from there, as
+    `python -m` puts the working directory first)."""
     return {**BUILD_ENV, "PYTHONPATH": str(checkout)}
 
 
@@ -274,7 +277,7 @@ def warm(checkout: Path) -> None:
     subprocess.run(
         sitegen_command(content, out),
         env=against_env(checkout),
-        cwd=REPOSITORY,
+        cwd=checkout,
         check=True,
         capture_output=True,
     )
