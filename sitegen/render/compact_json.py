@@ -52,8 +52,8 @@ def compact_json(value: Any, allow_nan: bool = False, newline: bool = False) -> 
     same bytes many times faster except where its number formatting differs (a float
     below 1e-4: `0.00001`, `1e-7` against `1e-05`, `1e-07`), where it writes NaN as null, and
     where it refuses what json accepts (non-string keys, integers past 64 bits): those go to
-    json. tests/render/test_compact_json.py checks the equality. `newline` ends it with "\\n" (without
-    copying a big document to append one).
+    json. tests/render/test_compact_json.py checks the equality. `newline` ends it with "\\n"
+    (without copying a big document to append one).
     """
     try:
         fast = orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE if newline else None)
