@@ -12,9 +12,9 @@ from tests.conftest import REPOSITORY
 
 
 def test_the_wheel_holds_the_templates_assets_schemas_and_operations(tmp_path: Path) -> None:
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + ["--wheel-dir", str(tmp_path), str(REPOSITORY)],
+        [*pip, "--wheel-dir", str(tmp_path), str(REPOSITORY)],
         check=True,
         capture_output=True,
     )
