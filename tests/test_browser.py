@@ -106,47 +106,73 @@ def open_page(browser: Browser, url: str, problems: list[str]) -> Page:
     return page
 
 
-def test_kernel_chart_draws_and_links_to_a_run(browser: Browser, base_url: str) -> None:
+def draw_all(page: Page) -> None:
+    """Scroll every chart into view: a chart is drawn only once it comes near the screen."""
+    for chart in page.locator(".chart").all():
+        chart.scroll_into_view_if_needed()
+        chart.locator(".main-svg").first.wait_for(timeout=20_000)
+
+
+def test_kernel_chart_reads_its_series_and_ticks_and_leads_to_a_run_and_back(
+    browser: Browser, base_url: str
+) -> None:
     problems: list[str] = []
     page = open_page(browser, f"{base_url}/kernels/liger-layer-norm/", problems)
     with urlopen(f"{base_url}/kernels/liger-layer-norm/") as response:  # netlify.toml's policy
         assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
-    page.wait_for_selector(".chart .main-svg", timeout=20_000)
     charts = page.locator(".chart-block")
     assert charts.count() == 4  # forward on two GPUs, backward on H100, memory on H100
+    # Below the fold, nothing is drawn until it is scrolled to.
+    last = page.locator(".chart").last
+    assert last.locator(".main-svg").count() == 0
+    draw_all(page)
     assert page.locator(".chart .main-svg").count() >= 4
+    assert page.locator(".chart-fallback").count() == 0  # replaced by the drawing
     backward = page.locator("section#backward")
     legend = backward.locator(".legendtext").all_text_contents()
-    assert sorted(legend) == ["huggingface (baseline)", "liger"]
+    assert sorted(legend) == ["Liger", "Transformers (baseline)"]
     assert backward.locator(".chart .scatterlayer .trace").count() == 2
-    assert page.locator(".chart-fallback").count() == 0  # replaced by the drawing
-
-    link = backward.locator("table.ranking a[href^='/runs/']").first
+    ticks = backward.locator(".ytick text").all_text_contents()
+    assert ticks and all(t.endswith(" µs") for t in ticks), ticks  # the unit on every tick
+    assert any(t.replace(",", "").split()[0].isdigit() for t in ticks)
+    # A ranking row leads to its run; the run page leads back to that row, in its chart.
+    row = backward.locator("table.ranking tr[id^='run-']").first
+    row_id = row.get_attribute("id")
+    link = row.locator("a[href^='/runs/']").first
     href = link.get_attribute("href")
     link.click()
     page.wait_for_url(f"{base_url}{href}")
     assert page.locator("h1").inner_text().startswith("LayerNorm · ")
     assert page.locator("code.digest").inner_text().startswith("sha256:")
+    assert "Is this the fastest here?" in page.locator("#rank-heading").inner_text()
+    page.locator(".ranking-here a", has_text="See it in its chart").click()
+    page.wait_for_url(f"{base_url}/kernels/liger-layer-norm/#{row_id}")
+    target = page.locator(f"#{row_id}")
+    assert target.is_visible() and target.evaluate("e => e.matches(':target')")
+    chart = target.locator("xpath=ancestor::figure[1]").locator(".chart")
+    chart.locator(".main-svg").first.wait_for(timeout=20_000)  # its chart, drawn on arrival
     assert problems == []
 
 
 def test_chart_click_opens_the_run(browser: Browser, base_url: str) -> None:
     problems: list[str] = []
     page = open_page(browser, f"{base_url}/kernels/liger-layer-norm/", problems)
+    chart = page.locator("section#backward .chart").first
+    chart.scroll_into_view_if_needed()
     page.wait_for_selector("section#backward .main-svg", timeout=20_000)
-    chart_id = page.locator("section#backward .chart").first.get_attribute("id")
-    # Plotly's own click event, as a user clicking the liger point at hidden = 16384 raises it.
+    chart_id = chart.get_attribute("id")
+    # Plotly's own click event, as a user clicking the Liger point at hidden = 16384 raises it.
     page.evaluate(
         """(id) => {
             const chart = document.getElementById(id);
-            const trace = chart.data.findIndex((t) => t.name === "liger");
+            const trace = chart.data.findIndex((t) => t.name === "Liger");
             chart.emit("plotly_click", {points: [{customdata: chart.data[trace].customdata[2]}]});
         }""",
         chart_id,
     )
     page.wait_for_url(f"{base_url}/runs/f0cf6dd69e048a9b/")
     assert page.locator("h1").inner_text() == "LayerNorm · liger · backward"
-    assert "0.578 ms" in page.locator(".headline").inner_text()
+    assert "578 µs" in page.locator(".headline").inner_text()
     assert problems == []
 
 
@@ -162,7 +188,7 @@ def test_run_page_without_errors(browser: Browser, base_url: str) -> None:
 def test_preview_banner_and_changes_page(browser: Browser, preview_url: str) -> None:
     problems: list[str] = []
     page = open_page(browser, f"{preview_url}/kernels/liger-layer-norm/", problems)
-    page.wait_for_selector(".chart .main-svg", timeout=20_000)
+    draw_all(page)
     banner = page.locator(".preview-banner")
     assert banner.inner_text().strip() == (
         "Deploy preview for pull request #3 · commit 0123456 · see what it changes →"
@@ -174,5 +200,5 @@ def test_preview_banner_and_changes_page(browser: Browser, preview_url: str) -> 
     assert page.locator("meta[name=robots]").get_attribute("content") == "noindex"
     page.locator("table.run-changes a", has_text="LayerNorm · liger · backward").click()
     page.wait_for_url(f"{preview_url}/runs/**")
-    assert "0.183 ms" in page.locator(".headline").inner_text()
+    assert "183 µs" in page.locator(".headline").inner_text()
     assert problems == []

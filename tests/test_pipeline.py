@@ -72,9 +72,11 @@ def test_seed_run_page(site: Path) -> None:
     page = (site / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
     assert "<title>LayerNorm · liger · backward · kernelindex</title>" in page
     assert "<h1>LayerNorm · liger · backward</h1>" in page
-    assert "0.578 ms" in page
+    assert "578 µs" in page
     assert "577,632 ns" in page
-    assert "p20 0.575 / p80 0.580 ms" in page
+    assert "p20 575 / p80 580 µs" in page
+    assert "Fastest of 2 implementations at this workload, pass and GPU" in page
+    assert 'href="/kernels/liger-layer-norm/#run-f0cf6dd69e048a9b"' in page
     assert 'href="/protocols/liger-bench-do-bench-backward/"' in page
     assert 'href="/gpus/liger-bench-nvidia-h100-80gb-hbm3/"' in page
     assert 'href="/workloads/liger-layer-norm-hidden16384-rows4096-fp32/"' in page
@@ -98,14 +100,16 @@ def test_layer_norm_kernel_page(site: Path) -> None:
     backward = next(p for p in twin["passes"] if p["pass"] == "backward")
     h100 = next(g for g in backward["gpus"] if "H100" in g["label"])
     chart = h100["charts"][0]["chart"]
-    assert sorted(t["name"] for t in chart["data"]) == ["huggingface (baseline)", "liger"]
-    liger = next(t for t in chart["data"] if t["name"] == "liger")
+    assert sorted(t["name"] for t in chart["data"]) == ["Liger", "Transformers (baseline)"]
+    liger = next(t for t in chart["data"] if t["name"] == "Liger")
     assert liger["x"] == [1024, 4096, 16384]
     assert liger["customdata"][-1] == "/runs/f0cf6dd69e048a9b/"
     assert liger["error_y"]["symmetric"] is False
     assert "plotly-" in page and 'class="chart-spec"' in page
     assert "Not measured in this pass on" in page  # A100 has no backward runs
     assert "Peak memory allocated" in page or "Peak memory" in page
+    assert 'id="run-f0cf6dd69e048a9b"' in page  # the run page's link lands on its row
+    assert "0.00×" not in page
     assert "Liger-Kernel, BSD-2-Clause, Copyright 2024 LinkedIn Corporation" in page
 
 
@@ -151,7 +155,7 @@ def test_export_only_tree_gets_a_kernel_chart(tmp_path: Path) -> None:
     assert twin["kernel"]["title"] == "LayerNorm"
     chart = twin["passes"][0]["gpus"][0]["charts"][0]
     assert twin["passes"][0]["pass"] == "backward"
-    assert chart["chart"]["data"][0]["name"] == "liger"
+    assert chart["chart"]["data"][0]["name"] == "Liger"  # the importer's name for `liger`
     assert chart["chart"]["data"][0]["x"] == [16384]  # from the externalId's caseKey
 
 

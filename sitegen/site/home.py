@@ -106,7 +106,7 @@ def kernel_row(lookup: SiteLookup, kernel: Kernel) -> KernelRow:
     newest = max(map(operator.attrgetter("observed_at"), kernel.runs), default="")
     return KernelRow(
         kernel=Link(kernel.title, lookup.urls.link(kernel.key)),
-        implementations=len(kernel.implementations),
+        implementations=len(kernel.series),
         gpus=lookup.gpu_labels(kernel.environments),
         passes=", ".join(kernel.pass_names),
         runs=len(kernel.runs),

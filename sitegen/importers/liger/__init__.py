@@ -13,7 +13,7 @@ from pathlib import Path
 from sitegen.content.reports import Attribution
 from sitegen.content.run_summary import Shape
 from sitegen.importers.liger import conventions
-from sitegen.importers.registry import register
+from sitegen.importers.registry import Provider, register
 
 
 class LigerImporter:
@@ -43,6 +43,9 @@ class LigerImporter:
 
     def shape_of(self, source: str, external_id: str) -> Shape | None:
         return conventions.shape_of(source, external_id)
+
+    def provider(self, source: str, provider: str) -> Provider | None:
+        return conventions.provider(source, provider)
 
 
 IMPORTER = LigerImporter()

@@ -1,5 +1,6 @@
 """What the site reads of Liger's conventions: whom to credit, which project each provider's
-implementation belongs to, and the caseKey spelled inside each run's externalId (FORMAT.md §5)."""
+implementation belongs to, what each provider is called, and the caseKey spelled inside each
+run's externalId (FORMAT.md §5)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from sitegen.content.reports import Attribution
 from sitegen.content.run_summary import Shape
 from sitegen.importers.liger.providers import PROVIDERS, REPOSITORY
+from sitegen.importers.registry import Provider
 from sitegen.model.names import kebab
 
 SOURCE = "liger-kernel-bench"  # sourceNative.source; backend CSVs add a tag: `…-cutile`
@@ -46,6 +48,14 @@ def project_of(implementation_name: str) -> str | None:
         if implementation_name.endswith(suffix):
             return project
     return None
+
+
+def provider(source: str, name: str) -> Provider | None:
+    """The provider's title in the table (`huggingface` → `Transformers`) and its role."""
+    if not is_ours(source):
+        return None
+    found = PROVIDERS.get(name)
+    return Provider(found.title, found.baseline) if found is not None else None
 
 
 def shape_of(source: str, external_id: str) -> Shape | None:
