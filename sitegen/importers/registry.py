@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sitegen.content.reports import Attribution
-from sitegen.content.run_summary import Shape
+
+if TYPE_CHECKING:  # the model (pydantic) is not needed to parse a command line
+    from sitegen.content.run_summary import Shape
 
 # The importers that ship with sitegen, by module: imported (and so registered) on first use.
 BUILTIN = ("sitegen.importers.liger",)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sitegen.content.reports import Attribution
-from sitegen.content.run_summary import Shape
 from sitegen.importers.liger import conventions
 from sitegen.importers.registry import register
+
+if TYPE_CHECKING:
+    from sitegen.content.run_summary import Shape
 
 
 class LigerImporter:

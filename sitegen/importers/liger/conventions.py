@@ -4,11 +4,14 @@ implementation belongs to, and the caseKey spelled inside each run's externalId 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from sitegen.content.reports import Attribution
-from sitegen.content.run_summary import Shape
 from sitegen.importers.liger.providers import PROVIDERS, REPOSITORY
 from sitegen.model.names import kebab
+
+if TYPE_CHECKING:
+    from sitegen.content.run_summary import Shape
 
 SOURCE = "liger-kernel-bench"  # sourceNative.source; backend CSVs add a tag: `…-cutile`
 IMPLEMENTATION_PREFIX = "liger-bench-"
@@ -53,6 +56,9 @@ def shape_of(source: str, external_id: str) -> Shape | None:
     place: backend and memory runs carry extra segments."""
     if not is_ours(source):
         return None
+    # The site's model (pydantic) only when the site asks: the command line imports this module.
+    from sitegen.content.run_summary import Shape
+
     for segment in external_id.split("/"):
         *axis_parts, dtype = segment.split("-")
         matches = [_CASE_PART.match(part) for part in axis_parts]
