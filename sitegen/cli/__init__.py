@@ -1,7 +1,9 @@
-"""Command line: `sitegen check | digest | import | build | serve | diff`, one module each.
+"""Command line: `sitegen check | digest | import | build | serve | diff | environment`, one
+module each.
 
 Each command module has `add_to(commands)`, which adds its subparser and sets its handler; a
-handler returns the exit code (exit_codes.py).
+handler returns the exit code (exit_codes.py). Every module is imported to parse any command, so
+each imports its heavy code in its handler: `sitegen environment` needs the standard library only.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ import argparse
 from collections.abc import Sequence
 
 from sitegen import process
-from sitegen.cli import build, check, diff, digest, importing, serve
+from sitegen.cli import build, check, diff, digest, environment, importing, serve
 
-COMMANDS = (check, digest, importing, build, serve, diff)
+COMMANDS = (check, digest, importing, build, serve, diff, environment)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    description = "Command line: `sitegen check | digest | import | build | serve | diff`."
+    description = (
+        "Command line: `sitegen check | digest | import | build | serve | diff | environment`."
+    )
     parser = argparse.ArgumentParser(prog="sitegen", description=description)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:

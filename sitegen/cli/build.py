@@ -12,12 +12,7 @@ from typing import Any
 
 from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
 from sitegen.model.problems import format_report
-from sitegen.pipeline import build_site
 from sitegen.publish.deploy import CONTEXTS, DeployError, Deployment, deployment_from
-from sitegen.publish.write import OutputError
-from sitegen.render.errors import RenderError
-from sitegen.site.format import build_date_from_epoch
-from sitegen.site.urls import UrlError
 
 
 def add_to(commands: Any) -> None:
@@ -68,6 +63,13 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The pipeline only when building: every command's module is imported to parse any command.
+    from sitegen.pipeline import build_site
+    from sitegen.publish.write import OutputError
+    from sitegen.render.errors import RenderError
+    from sitegen.site.format import build_date_from_epoch
+    from sitegen.site.urls import UrlError
+
     started = time.perf_counter()
     try:
         deployment = _deployment(args)

@@ -9,7 +9,6 @@ from typing import Any
 
 from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
 from sitegen.model.problems import format_report
-from sitegen.pipeline import check_content
 
 
 def add_to(commands: Any) -> None:
@@ -26,6 +25,8 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sitegen.pipeline import check_content  # the pipeline only when checking
+
     if not args.content_dir.is_dir():
         print(f"sitegen check: {args.content_dir}: no such directory", file=sys.stderr)
         return EXIT_USAGE

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK
-from sitegen.content.load import load_files
 
 
 def add_to(commands: Any) -> None:
@@ -18,6 +17,8 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sitegen.content.load import load_files  # the model (pydantic) only when digesting
+
     loaded = load_files([Path(file) for file in args.files])
     for problem in sorted(loaded.problems):
         print(problem.line(), file=sys.stderr)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from sitegen.content.reports import Attribution
-from sitegen.content.run_summary import Shape
+
+if TYPE_CHECKING:  # the model (pydantic) is not needed to parse a command line
+    from sitegen.content.run_summary import Shape
 
 
 class Provider(NamedTuple):

@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from sitegen.importers.liger import importing
+from sitegen.importers.liger.import_reports import FILE_COMMITS, REPORT_PATH
 from sitegen.importers.liger.importing import ImportResult, import_rows, main
 from sitegen.importers.liger.resources import nanoseconds, operation
 from sitegen.pipeline import check_content
 from tests.conftest import FIXTURES, REGENERATE, SHARED, read_json
 
 DATA = SHARED / "data" / "liger"
-CSVS = [DATA / name for name in importing.FILE_COMMITS]
+CSVS = [DATA / name for name in FILE_COMMITS]
 CUTILE, CUTEDSL = "all_benchmark_data_cutile.csv", "all_benchmark_data_cutedsl.csv"
 LIGER_FIXTURES = FIXTURES / "liger"
 MALFORMED = sorted(p for p in (LIGER_FIXTURES / "malformed").iterdir() if p.is_dir())
@@ -139,7 +140,7 @@ def test_row_counts(real: ImportResult) -> None:
 
 
 def test_report_counts_resources_per_kind(real: ImportResult) -> None:
-    report = real.report()
+    report = real.reports()[REPORT_PATH]
     assert report["resources"] == {
         "OperationSpec": 35,
         "WorkloadCase": 309,
@@ -156,7 +157,7 @@ def test_report_counts_resources_per_kind(real: ImportResult) -> None:
     }
     # Sources are reported in file-name order, whatever order they were given in.
     assert [f["commit"] for f in report["files"]] == [
-        importing.FILE_COMMITS[name] for name in sorted(importing.FILE_COMMITS)
+        FILE_COMMITS[name] for name in sorted(FILE_COMMITS)
     ]
 
 
@@ -281,7 +282,7 @@ def test_rows_that_do_not_bind_are_skipped_with_a_reason(
     case = LIGER_FIXTURES / "skips"
     output = run_main(sorted(case.glob("*.csv")), Path("content"))
     compare_or_regenerate(case / "expected.txt", output)
-    report = read_json(tmp_path / "content" / importing.REPORT_PATH)
+    report = read_json(tmp_path / "content" / REPORT_PATH)
     compare_or_regenerate(
         case / "expected-skipped-rows.json", json.dumps(report["skippedRows"], indent=2) + "\n"
     )
