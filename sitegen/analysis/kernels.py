@@ -28,9 +28,10 @@ from sitegen.content.run_summary import (
 from sitegen.importers.registry import provider, shape_of
 from sitegen.model.names import kebab
 
-PASS_ORDER = ("forward", "backward", "full")
-_PASS_SUFFIX = re.compile(r"-(forward|backward|full)$")
-_PASS_IN_TITLE = re.compile(r"·\s*([a-z]+) pass$")
+PASS_ORDER = ("forward", "no-grad-forward", "backward", "full")
+# A forward pass without autograd's bookkeeping (`torch.no_grad()`) is a pass of its own.
+_PASS_SUFFIX = re.compile(r"-((?:no-grad-)?forward|backward|full)$")
+_PASS_IN_TITLE = re.compile(r"·\s*([a-z][a-z-]*) pass$")
 
 
 # Named tuples, as the site's records: made in C once per run, and cheap to define at start.
