@@ -62,3 +62,20 @@ def test_dyt_b200_forward_shows_torch_compile_ahead_of_eager_pytorch(site: Path)
     assert ranks["torch.compile"]["value"] < ranks["PyTorch"]["value"] / 3
     html = (site / "kernels" / "liger-dyt" / "index.html").read_text(encoding="utf-8")
     assert "3.30× faster" in html  # torch.compile against eager PyTorch, the pass's baseline
+
+
+def test_a_no_grad_forward_pass_is_not_charted_as_the_forward(site: Path) -> None:
+    twin = json.loads((site / "kernels" / "liger-cross-entropy" / "index.json").read_text())
+    passes = [p["pass"] for p in twin["passes"]]
+    assert passes[:2] == ["forward", "no-grad-forward"]
+    protocols = {
+        chart["protocol"]
+        for p in twin["passes"]
+        if p["pass"] == "forward"
+        for gpu in p["gpus"]
+        for chart in gpu["charts"]
+    }
+    no_grad = json.loads(
+        (site / "protocols" / "liger-bench-do-bench-no-grad-forward" / "index.json").read_text()
+    )["digest"]
+    assert no_grad not in protocols
