@@ -29,7 +29,8 @@ from sitegen.publish.incremental import (
     write_state,
 )
 from sitegen.publish.manifest import Manifest, plan_manifest
-from sitegen.publish.write import MARKER, check_output_dir, patched, staged
+from sitegen.publish.search import FOLDER, SearchIndex, index_search, pagefind_binary
+from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
 from sitegen.render.render import render_into
 from sitegen.site.lookup import SiteInputs
 from sitegen.site.plan import plan_site
@@ -77,7 +78,8 @@ class BuiltSite(NamedTuple):
     page_count: int
     run_count: int
     file_count: int
-    warnings: list[str]  # about site data outside the resources (import reports)
+    warnings: list[str]  # about site data outside the resources (import reports), the search
+    search: SearchIndex | None = None  # None: built without one
 
 
 def build_site(
@@ -90,15 +92,20 @@ def build_site(
     baseline: Baseline | None = None,
     incremental: bool = False,
     state: State | None = None,
+    search: bool = False,
 ) -> BuiltSite:
-    """check → analyse → plan → render → write. Nothing is written unless the content is clean.
+    """check → analyse → plan → render → index → write. Nothing is written unless the content
+    is clean.
 
     `deployment` says where the site is published (a local build when None), `baseline` what
     its changes page compares it with (none when None). `incremental` reads and keeps the state
     beside the output; `state` is one held in memory instead (`sitegen serve`), updated in
     place. Either way only changed content is read again, only changed pages rendered and only
-    changed files written. Raises OutputError for a refused output path, UrlError for a bad
-    base URL or a path clash, RenderError for a template that fails.
+    changed files written. `search` indexes the pages with Pagefind where it is installed
+    (publish/search.py), before they are published; where it is not, the site is built without
+    and a warning says so. Raises OutputError for a refused output path, UrlError for a bad
+    base URL or a path clash, RenderError for a template that fails, SearchError for an
+    index that fails.
     """
     deployment = deployment or Deployment()
     if base_url is not None:
@@ -109,6 +116,10 @@ def build_site(
     on_disk = incremental and state is None
     if on_disk:
         state = read_state(out_dir) or State()
+    binary = pagefind_binary() if search else None
+    notes = []
+    if search and binary is None:
+        notes.append("no search index: pagefind is not installed (pip install 'sitegen[search]')")
     with process.collecting_less():
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(_compile_templates)
@@ -118,6 +129,7 @@ def build_site(
         if not checked.ok:
             return BuiltSite(checked, None, 0, 0, 0, [])
         reports, warnings = load_reports(content_dir)
+        warnings += notes
         analysis = analyse(checked.catalog)
         urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
 
@@ -149,16 +161,26 @@ def build_site(
         pages = len(site.pages) + 1  # and the 404 page
         if state is not None:
             key = _site_key(site, inputs)
-            target = _write_incremental(
-                site, urls, out_dir, content_dir, state, key, templates(), progress
+            target, index = _write_incremental(
+                site, urls, out_dir, content_dir, state, key, templates(), progress, binary
             )
             if on_disk:
                 write_state(out_dir, state)
-            return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings)
-        # Rendered straight into the staging tree, by worker processes on a big site.
+            files = len(state.outputs)
+            return BuiltSite(checked, target, pages, site.run_count, files, warnings, index)
+        # Rendered straight into the staging tree, by worker processes on a big site, and
+        # indexed there: the index goes live with the pages.
         with staged(out_dir, content_dir) as staging:
             file_count = render_into(site, urls, staging.write, progress, templates())
-    return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings)
+            index = _index(staging.root, staging.root / FOLDER, binary)
+    return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings, index)
+
+
+def _index(site: Path, into: Path, binary: Path | None) -> SearchIndex | None:
+    """The search index of `site`, made in `into` (its work folder beside `into`, staged)."""
+    if binary is None:
+        return None
+    return index_search(site, into, into.parent / ".search-pages", binary)
 
 
 def _compile_templates() -> Environment:
@@ -189,13 +211,17 @@ def _write_incremental(
     site_key: str,
     environment: Environment,
     progress: Callable[[int, int], None] | None,
-) -> Path:
+    binary: Path | None,
+) -> tuple[Path, SearchIndex | None]:
     """Render what changed; patch the previous output, or write a whole one if there is none.
-    `state.outputs` says what is there after."""
+    `state.outputs` says what is there after. With `binary`, the search index is made again
+    when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
+    whole; without, a previous one is removed."""
     target = out_dir.resolve()
     usable = bool(state.outputs) and (target / MARKER).is_file()
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
+    index = None
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
@@ -203,13 +229,19 @@ def _write_incremental(
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
+        changed = any(path.endswith(".html") for path in patch.changed)
+        indexed = (target / FOLDER / "pagefind-entry.json").is_file()
+        if binary is None or changed or not indexed:
+            with staged_folder(out_dir, FOLDER) as folder:
+                index = _index(target, folder, binary)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
             render_into(site, urls, output, progress, environment)
             output.finish()
+            index = _index(staging.root, staging.root / FOLDER, binary)
     state.outputs = output.outputs
-    return target
+    return target, index
 
 
 def head_label(deployment: Deployment) -> str:

@@ -36,6 +36,13 @@ def add_to(commands: Any) -> None:
         help="keep a cache beside OUT_DIR and redo only what changed since the last "
         "--incremental build (same bytes as a full build; docs/performance.md)",
     )
+    parser.add_argument(
+        "--no-search",
+        dest="search",
+        action="store_false",
+        help="make no search index (one is made where Pagefind is installed: "
+        "pip install 'sitegen[search]')",
+    )
     deploy = parser.add_argument_group(
         "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"
     )
@@ -65,6 +72,7 @@ def add_to(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # The pipeline only when building: every command's module is imported to parse any command.
     from sitegen.pipeline import build_site
+    from sitegen.publish.search import SearchError
     from sitegen.publish.write import OutputError
     from sitegen.render.errors import RenderError
     from sitegen.site.format import build_date_from_epoch
@@ -97,10 +105,12 @@ def run(args: argparse.Namespace) -> int:
             deployment=deployment,
             baseline=baseline,
             incremental=args.incremental,
+            search=args.search,
         )
-    except (OutputError, UrlError, RenderError) as error:
-        print(f"sitegen build: {error}", file=sys.stderr)
-        return EXIT_USAGE if not isinstance(error, RenderError) else EXIT_CONTENT
+    except (OutputError, UrlError, RenderError, SearchError) as error:
+        hint = " (--no-search builds without the index)" if isinstance(error, SearchError) else ""
+        print(f"sitegen build: {error}{hint}", file=sys.stderr)
+        return EXIT_CONTENT if isinstance(error, RenderError) else EXIT_USAGE
     checked = built.checked
     if built.out_dir is None:
         print(format_report(checked.problems, checked.resource_count, checked.file_count))
@@ -112,7 +122,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     elapsed = time.perf_counter() - started
     pages, runs = f"{built.page_count:,} pages", f"{built.run_count:,} runs"
-    print(f"built {pages} ({runs}) in {elapsed:.1f} s → {args.out}")
+    index = built.search
+    indexed = ""
+    if index is not None:  # its time apart: indexing is a stage of its own
+        size = f"{index.pages:,} pages, {index.size / 2**20:.1f} MiB"
+        indexed = f", of which the search index {index.seconds:.1f} s ({size})"
+    print(f"built {pages} ({runs}) in {elapsed:.1f} s{indexed} → {args.out}")
     if not deployment.production:
         print(f"{deployment.context}: noindex, with a preview banner", file=sys.stderr)
     return EXIT_OK

@@ -13,6 +13,7 @@ from sitegen.analysis.series import Cell, Chart, PassSection, metrics_of, passes
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
 from sitegen.site.charts import chart_spec, styles_for
+from sitegen.site.compare import compare_href
 from sitegen.site.format import (
     Scale,
     against_baseline,
@@ -24,6 +25,7 @@ from sitegen.site.format import (
 )
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
+from sitegen.site.search import chart_heading, search_tags
 
 
 class RankRow(NamedTuple):
@@ -49,6 +51,7 @@ class ShapeTable(NamedTuple):
     rows: tuple[RankRow, ...]
     missing: str  # "Not measured here: …", once for the shape; "" when nothing is
     baseline_missing: bool
+    compare: str = ""  # the compare page with its runs side by side; "" for fewer than two
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class ChartBlock:
     fallback: str
     shapes: tuple[ShapeTable, ...]
     data: dict[str, Any]  # the chart in the page's JSON twin
+    heading_id: str = ""  # its heading's id, of kernel, GPU, pass and shape words (search)
+    context: str = ""  # the kernel, GPU and pass, said in the heading to readers and search
 
 
 class GpuBlock(NamedTuple):
@@ -120,7 +125,10 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
     styles = styles_for([s.key for s in kernel.series])
     sections = passes_of(kernel)
     anchored: set[str] = set()  # runs whose row has its id already: each id once a page
-    passes = tuple(pass_block(lookup, kernel, section, styles, anchored) for section in sections)
+    headings: set[str] = set()  # the charts' heading ids so far
+    passes = tuple(
+        pass_block(lookup, kernel, section, styles, anchored, headings) for section in sections
+    )
     operation = kernel.operation
     facts: list[Fact] = []
     operands: list[Operand] = []
@@ -163,6 +171,7 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         "kernels",
         kernel.runs,
         charts=any(g.charts for p in passes for g in p.gpus),
+        search=search_tags(lookup, "Kernel", kernel.runs, kernel=kernel.title),
     )
     context = KernelContext(
         meta=meta,
@@ -218,15 +227,21 @@ def pass_block(
     section: PassSection,
     styles: dict[str, tuple[str, str]],
     anchored: set[str],
+    headings: set[str] | None = None,
 ) -> PassBlock:
     gpus = []
+    headings = set() if headings is None else headings
     for gpu in section.gpus:
         label = lookup.gpu_label(gpu.environment)
+        where = (kernel.title, label, section.name)
         gpus.append(
             GpuBlock(
                 anchor=anchor(section.name, label, short(gpu.environment, 8)),
                 gpu=Link(label, lookup.urls.link(gpu.environment)),
-                charts=tuple(chart_block(lookup, chart, styles, anchored) for chart in gpu.charts),
+                charts=tuple(
+                    chart_block(lookup, chart, styles, anchored, where, headings)
+                    for chart in gpu.charts
+                ),
                 missing=tuple(s.label for s in gpu.missing),
                 baseline_missing=section.baseline.label
                 if section.baseline is not None and section.baseline in gpu.missing
@@ -275,9 +290,12 @@ def chart_block(
     chart: Chart,
     styles: dict[str, tuple[str, str]],
     anchored: set[str] | None = None,
+    where: tuple[str, str, str] | None = None,
+    headings: set[str] | None = None,
 ) -> ChartBlock:
     """`anchored`: the runs given their row's id so far on the page (a crossed sweep shows a
-    workload in two charts; its rows get their id in the first)."""
+    workload in two charts; its rows get their id in the first). `where`: the chart's kernel,
+    GPU and pass, for its heading; `headings`, the heading ids given on the page so far."""
     anchored = set() if anchored is None else anchored
     scale = chart_scale(chart)
     spread = _spread_names(chart)
@@ -296,6 +314,7 @@ def chart_block(
                 tuple(rank_row(lookup, chart, c, scale, anchored) for c in row.cells),
                 f"Not measured at this shape: {missing}." if missing else "",
                 row.baseline_missing,
+                compare_href(lookup, [c.run for c in row.cells if c.value is not None]),
             )
         )
     drawn = sum(1 for trace in spec["data"])
@@ -305,6 +324,10 @@ def chart_block(
         f"at {len(chart.rows)} shape{'s' * (len(chart.rows) != 1)}, "
         f"{points} measurement{'s' * (points != 1)}; the table below lists every value."
     )
+    heading = None
+    if where is not None:
+        words = (metric_name(chart.metric), chart.swept or "", chart.fixed.label())
+        heading = chart_heading(*where, words, set() if headings is None else headings)
     return ChartBlock(
         element_id=chart.element_id,
         title=chart_title(chart),
@@ -317,6 +340,8 @@ def chart_block(
         fallback=fallback,
         shapes=tuple(shapes),
         data=chart_twin(lookup, chart, spec, scale),
+        heading_id=heading.id if heading else "",
+        context=heading.context if heading else "",
     )
 
 
