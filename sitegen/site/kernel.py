@@ -11,6 +11,7 @@ from sitegen.analysis.kernels import Kernel
 from sitegen.analysis.series import Cell, PassSection, Series, passes_of
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
+from sitegen.model.wording import counted
 from sitegen.site.charts import chart_spec, colours_for
 from sitegen.site.format import Numbers, anchor, metric_name, ratio, title_of
 from sitegen.site.lookup import SiteLookup
@@ -237,9 +238,10 @@ def chart_block(lookup: SiteLookup, series: Series, colours: dict[str, str]) -> 
             )
         )
     points = sum(1 for row in series.rows for c in row.cells if c.value is not None)
+    implementations = counted(len(series.implementations), "implementation")
+    shapes_measured = f"{counted(len(series.rows), 'shape')} ({counted(points, 'measurement')})"
     fallback = (
-        f"Chart of {measured} ({numbers.unit}) for {len(series.implementations)} "
-        f"implementations at {len(series.rows)} shapes ({points} measurements); "
+        f"Chart of {measured} ({numbers.unit}) for {implementations} at {shapes_measured}; "
         "the table below lists every value."
     )
     return ChartBlock(
@@ -264,9 +266,7 @@ def rank_row(lookup: SiteLookup, cell: Cell, numbers: Numbers) -> RankRow:
     if cell.run is None:
         return RankRow("—", impl_link, baseline, "not measured", "", "", "", None, "not measured")
     run_link = Link(short(cell.run.digest), lookup.urls.link(cell.run.digest))
-    earlier = (
-        f"+{cell.earlier} earlier run{'s' if cell.earlier != 1 else ''}" if cell.earlier else ""
-    )
+    earlier = f"+{counted(cell.earlier, 'earlier run')}" if cell.earlier else ""
     if cell.value is None:
         note = (
             f"status: {cell.run.status}"

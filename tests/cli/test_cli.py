@@ -16,14 +16,33 @@ from sitegen.cli import main
 from tests.conftest import SHARED
 
 
-def test_check_example_is_clean(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_check_example_warns_of_its_unresolved_references(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The seed bundle names a workload and an implementation that are not in the tree: exit 0
+    with a warning each and their count in the summary; under --strict, errors and exit 1."""
     content = tmp_path / "content"
     content.mkdir()
-    (content / "run.json").write_bytes(
-        (SHARED / "examples" / "layer-norm-backward-liger-h100.json").read_bytes()
-    )
+    example = SHARED / "examples" / "layer-norm-backward-liger-h100.json"
+    (content / "run.json").write_bytes(example.read_bytes())
+    spec = json.loads(example.read_text())["run"]["spec"]
+    lines = [
+        "content/run.json: run.spec.implementationDigest: {}no ImplementationRevision with "
+        f"digest {spec['implementationDigest']}; hint: the content holds no "
+        "ImplementationRevision at all",
+        "content/run.json: run.spec.workloadDigest: {}no WorkloadCase with digest "
+        f"{spec['workloadDigest']}; hint: the content holds no WorkloadCase at all",
+    ]
     assert main(["check", str(content)]) == 0
-    assert capsys.readouterr().out == "ok, 0 warnings: 3 resources in 1 files\n"
+    assert capsys.readouterr().out.splitlines() == [
+        *(line.format("warning: ") for line in lines),
+        "ok, 2 warnings: 3 resources in 1 file",
+    ]
+    assert main(["check", str(content), "--strict"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        *(line.format("") for line in lines),
+        "2 errors, 0 warnings: 3 resources in 1 file",
+    ]
 
 
 def test_check_reports_content_problems_with_exit_1(
@@ -35,7 +54,7 @@ def test_check_reports_content_problems_with_exit_1(
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "content/a.json: 1:9: invalid JSON: expecting property name enclosed in double quotes",
-        "1 error, 0 warnings: 0 resources in 1 files",
+        "1 error, 0 warnings: 0 resources in 1 file",
     ]
 
 

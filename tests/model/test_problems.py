@@ -29,7 +29,8 @@ def test_report_sorts_and_summarises() -> None:
         "content/b.json: spec: second",
         "2 errors, 1 warning: 5 resources in 2 files",
     ]
-    assert format_report([], 1, 1) == "ok, 0 warnings: 1 resources in 1 files"
+    assert format_report([], 1, 1) == "ok, 0 warnings: 1 resource in 1 file"
+    assert format_report([], 4354, 4356) == "ok, 0 warnings: 4,354 resources in 4,356 files"
 
 
 def test_strict_promotes_every_warning() -> None:
