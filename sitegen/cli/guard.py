@@ -17,7 +17,7 @@ from sitegen.cli.exit_codes import EXIT_USAGE, CommandError, failure_code
 from sitegen.model.problems import printable
 
 # What to do when the file system refuses: by errno, the path being named in the line itself.
-_WRITE_ELSEWHERE = "or write somewhere else (build --out, import --out)"
+_WRITE_ELSEWHERE = "or write somewhere else (--out)"
 OS_HINTS = {
     errno.EROFS: f"that file system is read-only: remount it writable, {_WRITE_ELSEWHERE}",
     errno.EACCES: f"sitegen may not write there: change its permissions, {_WRITE_ELSEWHERE}",

@@ -89,7 +89,11 @@ class Staging:
         self._writer = write_file or _write_file
         self._made: set[str] = {""}
         # The marker goes first so a staging tree left by a killed build is recognisably ours.
-        _write_file(self._prefix + MARKER, MARKER_TEXT)
+        try:
+            _write_file(self._prefix + MARKER, MARKER_TEXT)
+        except BaseException:  # a disk full from the first byte: leave no empty tree behind
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
 
     def write(self, path: str, data: Data) -> None:
         _check_relative(path)
