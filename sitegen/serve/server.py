@@ -84,10 +84,11 @@ class BuildStatus:
         self._error: str | None = None
         self._closed = False
 
-    def published(self) -> None:
-        """A build is in place: every page reloads."""
+    def published(self, changed: bool = True) -> None:
+        """A build is in place: every page reloads if it `changed` any file, and drops the
+        last failure's report either way (a file saved twice rebuilds twice, to one site)."""
         with self._changed:
-            self._count += 1
+            self._count += changed
             self._error = None
             self._changed.notify_all()
 
@@ -136,6 +137,7 @@ def rebuild(
     is."""
     status = status or BuildStatus()
     state = last.state if last is not None else State()
+    before = state.outputs
     started = time.perf_counter()
     try:
         built = build_site(content_dir, out_dir, base_url=base_url, state=state)
@@ -156,7 +158,7 @@ def rebuild(
     elapsed = time.perf_counter() - started
     pages, runs = counted(built.page_count, "page"), counted(built.run_count, "run")
     print(f"built {pages} ({runs}) in {elapsed:.2f} s", flush=True)
-    status.published()
+    status.published(changed=state.outputs != before or not status.built)
     return Outcome(state, True)
 
 
