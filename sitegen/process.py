@@ -116,9 +116,9 @@ def interrupts_deferred() -> Iterator[None]:
         yield
     finally:
         _holding -= 1
-    if not _holding and _held:
-        _held.clear()
-        raise KeyboardInterrupt
+        if not _holding and _held:
+            _held.clear()
+            raise KeyboardInterrupt  # even over the block's own error: stopping was asked for
 
 
 @contextlib.contextmanager
