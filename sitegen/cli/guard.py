@@ -26,7 +26,7 @@ OS_HINTS = {
     errno.EDQUOT: f"the disk quota is used up: free some space, {_WRITE_ELSEWHERE}",
     errno.EMFILE: "too many open files: raise the limit (ulimit -n) and run it again",
     errno.ENFILE: "too many open files on this system: close some and run it again",
-    errno.ENOENT: "a folder on the way is missing: create it, or check the path",
+    errno.ENOENT: "check the path",
     errno.ENOTDIR: "a part of the path is a file, not a folder: check the path",
     errno.EIO: "the disk reported an error: check it, or write somewhere else",
 }
@@ -81,7 +81,11 @@ def os_reason(error: OSError) -> str:
 
 def _os_failure(error: OSError) -> str:
     reason = os_reason(error)
-    paths = [os.fsdecode(p) for p in (error.filename, error.filename2) if p is not None]
+    paths = [
+        os.path.abspath(os.fsdecode(path))
+        for path in (error.filename, error.filename2)
+        if isinstance(path, str | bytes)  # not a descriptor's number
+    ]
     where = f"{' → '.join(paths)}: " if paths else ""
     hint = OS_HINTS.get(error.errno or 0, "check that path and run it again")
     return f"{where}{reason}; hint: {hint}"

@@ -177,13 +177,19 @@ def test_every_command_refuses_a_missing_content_directory_alike(
     assert sorted(os.listdir(tmp_path)) == ["a-file", "here"]  # nothing written
 
 
-def test_digest_and_diff_refuse_missing_paths_with_exit_2(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+def test_digest_import_and_diff_refuse_missing_paths_with_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert main(["digest", str(tmp_path / "gone.json")]) == 2
     assert capsys.readouterr().err == (
         f"sitegen digest: {tmp_path}/gone.json: no such file; hint: check the path\n"
     )
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "liger", "gone.csv", "--out", "content"]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen import: {tmp_path}/gone.csv: no such file or directory; hint: check the path\n"
+    )
+    assert not (tmp_path / "content").exists()
     assert main(["diff", str(tmp_path / "gone")]) == 2
     assert capsys.readouterr().err == (
         f"sitegen diff: {tmp_path}/gone: not a directory, a manifest file, an http(s) URL or a "
