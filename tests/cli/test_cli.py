@@ -184,17 +184,17 @@ def test_digest_import_and_diff_refuse_missing_paths_with_exit_2(
     assert capsys.readouterr().err == (
         f"sitegen digest: {tmp_path}/gone.json: no such file; hint: check the path\n"
     )
+    assert main(["diff", str(tmp_path / "gone")]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen diff: {tmp_path}/gone: not a directory, a manifest file, an http(s) URL or a "
+        "git commit\n"
+    )
     monkeypatch.chdir(tmp_path)
     assert main(["import", "liger", "gone.csv", "--out", "content"]) == 2
     assert capsys.readouterr().err == (
         f"sitegen import: {tmp_path}/gone.csv: no such file or directory; hint: check the path\n"
     )
     assert not (tmp_path / "content").exists()
-    assert main(["diff", str(tmp_path / "gone")]) == 2
-    assert capsys.readouterr().err == (
-        f"sitegen diff: {tmp_path}/gone: not a directory, a manifest file, an http(s) URL or a "
-        "git commit\n"
-    )
 
 
 def test_an_empty_content_directory_warns(
