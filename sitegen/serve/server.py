@@ -173,6 +173,11 @@ class SiteServer(ThreadingHTTPServer):
         self.status = status
         super().__init__(address, SiteHandler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a page closed or reloaded while its files were sent: nothing is wrong
+        super().handle_error(request, client_address)
+
     @property
     def url(self) -> str:
         host, port = str(self.server_address[0]), int(self.server_address[1])

@@ -289,3 +289,18 @@ def test_a_rebuild_that_changes_no_file_reloads_no_page(tmp_path: Path) -> None:
     status.failed("a report")
     rebuild(content, tmp_path / "site", None, outcome, status)
     assert status.now() == first
+
+
+def test_a_page_that_goes_away_mid_response_is_no_error(
+    served: tuple[SiteServer, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reload aborts the files still downloading: no traceback in the terminal."""
+    server, out = served
+    plotly = next((out / "assets").glob("plotly-*.js")).name
+    for _ in range(3):
+        with socket.create_connection(("127.0.0.1", server.server_port)) as connection:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+            connection.sendall(f"GET /assets/{plotly} HTTP/1.0\r\n\r\n".encode())
+            connection.recv(1)
+    time.sleep(0.3)
+    assert "Traceback" not in capsys.readouterr().err
