@@ -7,17 +7,20 @@ can never disagree about the content. `sitegen build --incremental` and every re
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
 from sitegen.analysis.kernels import analyse
 from sitegen.content.catalog import Catalog, resolve
-from sitegen.content.load import LoadCache, load_content
+from sitegen.content.load import LoadCache, content_label, load_content
 from sitegen.content.reports import load_reports
-from sitegen.model.problems import Problem, errors, promote_warnings
+from sitegen.model.problems import Problem, Severity, errors, promote_warnings
+from sitegen.progress import QUIET, Progress
 from sitegen.publish.compare import Baseline, compare
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.incremental import (
@@ -40,6 +43,13 @@ if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the con
     from jinja2 import Environment
 
 
+@contextlib.contextmanager
+def _stage(progress: Progress, name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    progress.stage(name, time.perf_counter() - started)
+
+
 class CheckedContent(NamedTuple):
     catalog: Catalog
     problems: list[Problem]  # sorted; errors and warnings
@@ -56,6 +66,7 @@ def check_content(
     strict: bool = False,
     load_cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
+    progress: Progress = QUIET,
 ) -> CheckedContent:
     """Load and validate every file, then resolve every reference.
 
@@ -63,12 +74,27 @@ def check_content(
     `meanwhile` is called once, while the load workers read (content/load.py).
     """
     with process.collecting_less():
-        loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
-        catalog, resolution_problems = resolve(loaded.resources, strict=strict)
+        with _stage(progress, "load"):
+            loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
+        with _stage(progress, "resolve"):
+            catalog, resolution_problems = resolve(loaded.resources, strict=strict)
     problems = [*loaded.problems, *resolution_problems]
+    if not loaded.resources and not errors(problems):
+        problems.append(_nothing_in(content_dir))
     if strict:
         problems = promote_warnings(problems)
     return CheckedContent(catalog, sorted(problems), len(loaded.resources), loaded.file_count)
+
+
+def _nothing_in(content_dir: Path) -> Problem:
+    """A tree without a resource builds a site of empty lists: most likely the wrong folder."""
+    return Problem(
+        content_label(content_dir),
+        "-",
+        "no resources: the site built from it has no runs",
+        "is this the content tree? Resources are its .json files and .jsonl exports",
+        Severity.WARNING,
+    )
 
 
 class BuiltSite(NamedTuple):
@@ -85,7 +111,7 @@ def build_site(
     out_dir: Path,
     base_url: str | None = None,
     build_date: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress = QUIET,
     deployment: Deployment | None = None,
     baseline: Baseline | None = None,
     incremental: bool = False,
@@ -97,8 +123,9 @@ def build_site(
     its changes page compares it with (none when None). `incremental` reads and keeps the state
     beside the output; `state` is one held in memory instead (`sitegen serve`), updated in
     place. Either way only changed content is read again, only changed pages rendered and only
-    changed files written. Raises OutputError for a refused output path, UrlError for a bad
-    base URL or a path clash, RenderError for a template that fails.
+    changed files written. `progress` hears of each stage and of the pages rendered. Raises
+    OutputError for a refused output path, UrlError for a bad base URL or a path clash,
+    RenderError for a template that fails, OSError for a file system that refuses the output.
     """
     deployment = deployment or Deployment()
     if base_url is not None:
@@ -113,12 +140,17 @@ def build_site(
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(_compile_templates)
         checked = check_content(
-            content_dir, load_cache=state.loads if state else None, meanwhile=templates
+            content_dir,
+            load_cache=state.loads if state else None,
+            meanwhile=templates,
+            progress=progress,
         )
         if not checked.ok:
             return BuiltSite(checked, None, 0, 0, 0, [])
-        reports, warnings = load_reports(content_dir)
-        analysis = analyse(checked.catalog)
+        with _stage(progress, "analyse"):
+            reports, warnings = load_reports(content_dir)
+            analysis = analyse(checked.catalog)
+        planning = time.perf_counter()
         urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
 
         def manifest_now() -> Manifest:
@@ -147,6 +179,7 @@ def build_site(
         )
         site = plan_site(inputs)
         pages = len(site.pages) + 1  # and the 404 page
+        progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
             key = _site_key(site, inputs)
             target = _write_incremental(
@@ -156,8 +189,13 @@ def build_site(
                 write_state(out_dir, state)
             return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings)
         # Rendered straight into the staging tree, by worker processes on a big site.
+        environment = templates()
+        rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
-            file_count = render_into(site, urls, staging.write, progress, templates())
+            file_count = render_into(site, urls, staging.write, progress.pages, environment)
+            publishing = time.perf_counter()
+            progress.stage("render", publishing - rendering)
+        progress.stage("publish", time.perf_counter() - publishing)
     return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings)
 
 
@@ -188,7 +226,7 @@ def _write_incremental(
     state: State,
     site_key: str,
     environment: Environment,
-    progress: Callable[[int, int], None] | None,
+    progress: Progress,
 ) -> Path:
     """Render what changed; patch the previous output, or write a whole one if there is none.
     `state.outputs` says what is there after."""
@@ -196,18 +234,24 @@ def _write_incremental(
     usable = bool(state.outputs) and (target / MARKER).is_file()
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
+    rendering = time.perf_counter()
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
-            render_into(site, urls, output, progress, environment)
+            render_into(site, urls, output, progress.pages, environment)
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
+            publishing = time.perf_counter()
+            progress.stage("render", publishing - rendering)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            render_into(site, urls, output, progress, environment)
+            render_into(site, urls, output, progress.pages, environment)
             output.finish()
+            publishing = time.perf_counter()
+            progress.stage("render", publishing - rendering)
+    progress.stage("publish", time.perf_counter() - publishing)
     state.outputs = output.outputs
     return target
 

@@ -16,9 +16,11 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from multiprocessing.context import ForkContext
 from pathlib import Path
+from types import FrameType
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -71,6 +73,54 @@ def worker_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# Signals that came while `interrupts_deferred` held them, acted on when it ends.
+_held: list[int] = []
+_holding = 0
+
+
+@contextlib.contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM (a process manager, `kill`, a cancelled CI job) stops it as
+    Ctrl-C does: KeyboardInterrupt, so that what each stage holds is cleaned up on the way out,
+    except inside `interrupts_deferred`. A signal already ignored (a shell's background job
+    ignores SIGINT) stays ignored. The previous handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; signals reach only it anyway
+        return
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    for number, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, _stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _stop(signal_number: int, frame: FrameType | None) -> None:
+    if _holding:
+        _held.append(signal_number)
+        return
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block has ended (under `stopped_by_signals`): a few
+    renames that must all happen, or none, are never cut in the middle."""
+    global _holding
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if not _holding and _held:
+            _held.clear()
+            raise KeyboardInterrupt  # even over the block's own error: stopping was asked for
+
+
 @contextlib.contextmanager
 def collecting_less() -> Iterator[None]:
     """The young generation collected every COLLECT_EVERY allocations while the block runs."""
@@ -99,8 +149,10 @@ def frozen_for_fork() -> Iterator[None]:
 def exit_now(code: int) -> None:
     """End the command once its output is complete: flush the streams and skip the
     interpreter's teardown (a last collection and every module's caches), as mypy does."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        # Its reader may have gone (`| head`): there is nothing more to tell it.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
     os._exit(code)
 
 

@@ -1,4 +1,6 @@
-"""A real browser on the built site: charts draw, nothing errors, links lead to runs.
+"""A real browser on the built site: charts draw, nothing errors, links lead to runs; and on
+`sitegen serve`: a page reloads by itself after a rebuild, a failed build shows its report, a
+missing page is the site's own 404.
 
 Uses Debian's Chromium (`apt-get install chromium`) through Playwright. Never skipped: a missing
 browser is a failure, so CI cannot pass without having looked at a page. The server sends the
@@ -9,6 +11,11 @@ proven to draw under the production Content-Security-Policy.
 from __future__ import annotations
 
 import functools
+import json
+import shutil
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -202,3 +209,53 @@ def test_preview_banner_and_changes_page(browser: Browser, preview_url: str) -> 
     page.wait_for_url(f"{preview_url}/runs/**")
     assert "183 µs" in page.locator(".headline").inner_text()
     assert problems == []
+
+
+def test_serve_reloads_the_page_after_a_rebuild(browser: Browser, tmp_path: Path) -> None:
+    """Edit a run while its kernel page is open: the page reloads with the new value, nobody
+    pressing anything; a broken file shows its report over the page, escaped, and mending it
+    takes the report away; a missing path is the site's 404 page with status 404."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    run = next((content / "runs").glob("liger-layer-norm-backward-huggingface-*hidden16384-*"))
+    command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as (
+        server
+    ):
+        assert server.stdout is not None
+        url = next(line.split()[1] for line in server.stdout if line.startswith("serving "))
+        try:
+            problems: list[str] = []
+            page = open_page(browser, f"{url}kernels/liger-layer-norm/", problems)
+            backward = page.locator("section#backward table.ranking")
+            # 642 µs; once edited, 4.32 ms (the table's unit follows its largest value)
+            assert "642" in backward.inner_text() and "4.32" not in backward.inner_text()
+            page.evaluate("window.sitegenBefore = true")  # gone once the page reloads
+
+            document = json.loads(run.read_text())
+            document["spec"]["timing"]["latencyNs"]["median"] = 4_321_000
+            run.write_text(json.dumps(document, indent=2))
+            page.locator("section#backward table.ranking", has_text="4.32").wait_for()
+            assert page.evaluate("window.sitegenBefore") is None
+
+            hostile = content / "runs" / "zz <img src=x onerror=alert(1)>.json"
+            hostile.write_text("{")
+            report = page.locator("#sitegen-build-error")
+            report.wait_for()
+            assert report.locator("img").count() == 0
+            assert "zz <img src=x onerror=alert(1)>.json: 1:2: invalid JSON" in report.inner_text()
+            assert "4.32" in backward.inner_text()  # the last good site, still shown
+            page.evaluate("window.sitegenBefore = true")
+            hostile.unlink()  # mended: the same site as before it, so the report goes, no reload
+            report.wait_for(state="detached")
+            assert page.evaluate("window.sitegenBefore") is True
+            # Each reload ends the page's event stream mid-request: that is not a failure.
+            assert [p for p in problems if "/__sitegen/events" not in p] == []
+
+            missing = browser.new_page()
+            response = missing.goto(f"{url}no/such/page/")
+            assert response is not None and response.status == 404
+            assert missing.locator("h1").inner_text() == "Page not found"
+        finally:
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=30) == 0

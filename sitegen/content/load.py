@@ -67,7 +67,7 @@ def load_content(
     any (the caller's own work, done beside them rather than after), else after the load.
     """
     problems: list[Problem] = []
-    label = content_dir.resolve().name or "content"
+    label = content_label(content_dir)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
     if cache is not None:
         return _load_cached(files, problems, cache, workers, meanwhile)
@@ -88,6 +88,11 @@ def load_content(
         if meanwhile is not None:
             meanwhile()
     return LoadResult(resources, problems, len(files))
+
+
+def content_label(content_dir: Path) -> str:
+    """How problems name the content tree: its folder's own name (`content/runs/x.json`)."""
+    return content_dir.resolve().name or "content"
 
 
 def _pool(processes: int) -> Pool:

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from sitegen import process
+
 MARKER = ".sitegen-output"
 MARKER_TEXT = b"This directory is written by `sitegen build` and replaced whole on every build.\n"
 STAGING_INFIX = ".staging-"
@@ -28,6 +30,11 @@ Writer = Callable[[str, Data], None]
 
 class OutputError(Exception):
     """The output path is one we refuse to write to."""
+
+
+class InterruptedAfterSwap(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM once the new output was in place: only the removal of the old one was
+    cut short (the next build removes what is left of it)."""
 
 
 def check_output_dir(out_dir: Path, content_dir: Path | None = None) -> Path:
@@ -71,15 +78,22 @@ class Staging:
 
     def __init__(self, target: Path, write_file: Writer | None = None):
         self.target = target
-        self.root = Path(
-            tempfile.mkdtemp(prefix=f".{target.name}{STAGING_INFIX}", dir=target.parent)
-        )
+        try:
+            staging = tempfile.mkdtemp(prefix=f".{target.name}{STAGING_INFIX}", dir=target.parent)
+        except OSError as error:
+            error.filename = str(target.parent)  # the folder refused, not a random name in it
+            raise
+        self.root = Path(staging)
         # Paths are joined as strings: pathlib's parsing was a third of writing a page.
         self._prefix = f"{self.root}/"
         self._writer = write_file or _write_file
         self._made: set[str] = {""}
         # The marker goes first so a staging tree left by a killed build is recognisably ours.
-        _write_file(self._prefix + MARKER, MARKER_TEXT)
+        try:
+            _write_file(self._prefix + MARKER, MARKER_TEXT)
+        except BaseException:  # a disk full from the first byte: leave no empty tree behind
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
 
     def write(self, path: str, data: Data) -> None:
         _check_relative(path)
@@ -131,7 +145,19 @@ class Patch:
 
     def apply(self) -> list[str]:
         """Move each staged file over its old self (rename(2): every file is whole at every
-        moment), delete the outputs that are gone, prune emptied folders; the changed paths."""
+        moment), delete the outputs that are gone, prune emptied folders; the changed paths.
+        An interrupt waits until all of it is done: the site is the old one or the new."""
+        applied: list[str] | None = None
+        try:
+            with process.interrupts_deferred():
+                applied = self._apply()
+        except KeyboardInterrupt:
+            if applied is not None:
+                raise InterruptedAfterSwap from None
+            raise
+        return applied
+
+    def _apply(self) -> list[str]:
         root = self.staging.root
         moved = []
         made: set[Path] = set()
@@ -200,6 +226,9 @@ def _write_file(path: str, data: Data) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         _write_all(descriptor, data)
+    except OSError as error:
+        error.filename = path  # a full disk is told by a write to a descriptor, which names none
+        raise
     finally:
         os.close(descriptor)
 
@@ -217,18 +246,28 @@ def _check_relative(path: str) -> None:
 
 
 def _swap(staging: Path, target: Path) -> None:
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}{OLD_INFIX}", dir=target.parent))
-        os.rename(target, old)  # onto the empty directory mkdtemp made: atomic on POSIX
+    """The staging tree renamed into place, the old output aside and then removed. An interrupt
+    waits for the renames; one during the removal is InterruptedAfterSwap."""
+    swapped = False
     try:
-        os.rename(staging, target)
-    except BaseException:
+        with process.interrupts_deferred():
+            old = None
+            if target.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{target.name}{OLD_INFIX}", dir=target.parent))
+                os.rename(target, old)  # onto the empty directory mkdtemp made: atomic on POSIX
+            try:
+                os.rename(staging, target)
+            except BaseException:
+                if old is not None:
+                    os.rename(old, target)  # put the previous site back
+                raise
+            swapped = True
         if old is not None:
-            os.rename(old, target)  # put the previous site back
+            shutil.rmtree(old, ignore_errors=True)
+    except KeyboardInterrupt:
+        if swapped:
+            raise InterruptedAfterSwap from None
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _remove_leftovers(target: Path) -> None:

@@ -12,6 +12,7 @@ from sitegen.analysis.kernels import Kernel, RunFacts, Series
 from sitegen.analysis.series import Cell, Chart, PassSection, metrics_of, passes_of
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
+from sitegen.model.wording import counted
 from sitegen.site.charts import chart_spec, styles_for
 from sitegen.site.format import (
     Scale,
@@ -158,8 +159,8 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
     meta = lookup.meta(
         kernel.title,
         path,
-        f"{kernel.title}: benchmark results of {count} implementation{'s' * (count != 1)} "
-        f"on {len(kernel.environments)} GPU{'s' * (len(kernel.environments) != 1)}.",
+        f"{kernel.title}: benchmark results of {counted(count, 'implementation')} "
+        f"on {counted(len(kernel.environments), 'GPU')}.",
         "kernels",
         kernel.runs,
         charts=any(g.charts for p in passes for g in p.gpus),
@@ -298,12 +299,12 @@ def chart_block(
                 row.baseline_missing,
             )
         )
-    drawn = sum(1 for trace in spec["data"])
+    drawn = len(spec["data"])
     points = sum(len(trace["x"]) for trace in spec["data"])
     fallback = (
-        f"Chart of {measured} ({scale.unit}): {drawn} implementation{'s' * (drawn != 1)} "
-        f"at {len(chart.rows)} shape{'s' * (len(chart.rows) != 1)}, "
-        f"{points} measurement{'s' * (points != 1)}; the table below lists every value."
+        f"Chart of {measured} ({scale.unit}): {counted(drawn, 'implementation')} "
+        f"at {counted(len(chart.rows), 'shape')}, {counted(points, 'measurement')}; "
+        "the table below lists every value."
     )
     return ChartBlock(
         element_id=chart.element_id,

@@ -9,6 +9,7 @@ from sitegen.analysis.kernels import RunFacts
 from sitegen.analysis.series import Cell, metrics_of, rank_cohort
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
+from sitegen.model.wording import counted
 from sitegen.site.credits import attribution_for
 from sitegen.site.facts import scalar_facts
 from sitegen.site.format import (
@@ -192,7 +193,7 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
             versus = against_baseline(mine.centre / value.centre if value.centre else None)
         rows.append(row._replace(versus=versus, this=number == place))
     count = ranked.contenders
-    where = f"{count} implementation{'s' * (count != 1)} at this workload, pass and GPU"
+    where = f"{counted(count, 'implementation')} at this workload, pass and GPU"
     if newer is not None:
         verdict = "A newer run of this implementation at this workload replaces this one."
     elif own.rank is None:

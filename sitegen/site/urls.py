@@ -44,6 +44,10 @@ class UrlError(ValueError):
     """A base URL we cannot publish under, or two things that would share one path."""
 
 
+class PathClash(UrlError):
+    """Two resources that would share one page: the content's problem, not the command's."""
+
+
 def parse_base_url(value: str | None) -> tuple[str, str]:
     """(path prefix, absolute base) from `--base-url`: `https://host/sub/` or `/sub/` or None."""
     if value is None:
@@ -130,5 +134,5 @@ def _check_unique(paths: dict[str, str]) -> None:
         owners[path].append(key)
     clashes = sorted((path, sorted(keys)) for path, keys in owners.items() if len(keys) > 1)
     if clashes:
-        lines = [f"{path}: {', '.join(keys)}" for path, keys in clashes]
-        raise UrlError("two resources would be written to the same page:\n" + "\n".join(lines))
+        pages = "; ".join(f"{path}: {', '.join(keys)}" for path, keys in clashes)
+        raise PathClash(f"two resources would be written to the same page: {pages}")

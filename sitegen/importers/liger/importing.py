@@ -41,6 +41,7 @@ from sitegen.importers.liger.resources import (
 from sitegen.importers.liger.rows import Row, read_csv
 from sitegen.importers.liger.sources import Origin, describes, load_environment, measured, upstream
 from sitegen.model.problems import Problem, Severity
+from sitegen.model.wording import counted
 
 
 @dataclass(frozen=True)
@@ -385,7 +386,7 @@ def main(csv_paths: list[Path], out_dir: Path, measured_on: Iterable[Measured] =
             print(problem.line(), file=sys.stderr)
         count = len(result.problems)
         print(
-            f"{count} problem{'s' if count != 1 else ''} in the input; nothing written",
+            f"{counted(count, 'problem')} in the input; nothing written",
             file=sys.stderr,
         )
         return 1

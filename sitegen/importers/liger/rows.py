@@ -78,7 +78,9 @@ def read_csv(path: Path) -> tuple[SourceFile, list[Row], list[Problem]]:
                 problems.extend(row_problems)
                 if row is not None:
                     rows.append(row)
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+    except (UnicodeDecodeError, csv.Error) as error:
+        # An OSError (no such file, no permission) is the command line's or the machine's, not
+        # the input's: the command's guard names the path (exit 2).
         problems.append(Problem(name, "file", f"cannot read: {error}"))
     return SourceFile(name, count), rows, problems
 
