@@ -126,22 +126,41 @@ def times(value: float) -> str:
     return f"{significant(value)}×"
 
 
-def slower_than_fastest(vs_best: float | None, rank: int | None) -> str:
-    """How far a value is from the fastest at its shape, in words."""
+class Wording(NamedTuple):
+    """How a metric's comparisons read: lower is better for each, in its own words."""
+
+    best: str  # the lowest at a shape: `fastest`, `lowest`
+    better: str  # `2.34× faster`, `2.34× less`
+    worse: str  # `1.25× slower`, `1.25× more`
+
+
+TIME_WORDS = Wording("fastest", "faster", "slower")
+AMOUNT_WORDS = Wording("lowest", "less", "more")
+
+
+def wording(metric: str) -> Wording:
+    """Latency reads as speed; any other metric (peak memory) as an amount."""
+    return TIME_WORDS if metric == LATENCY else AMOUNT_WORDS
+
+
+def slower_than_fastest(
+    vs_best: float | None, rank: int | None, words: Wording = TIME_WORDS
+) -> str:
+    """How far a value is from the best at its shape, in words: `fastest`, `1.25× slower`."""
     if vs_best is None or not math.isfinite(vs_best):
         return "—"
     if rank == 1:
-        return "fastest"
-    return f"{times(vs_best)} slower"
+        return words.best
+    return f"{times(vs_best)} {words.worse}"
 
 
-def against_baseline(speedup: float | None) -> str:
-    """A speedup over the baseline (its time over this one's), in words: `2.34× faster`."""
+def against_baseline(speedup: float | None, words: Wording = TIME_WORDS) -> str:
+    """A speedup over the baseline (its value over this one's), in words: `2.34× faster`."""
     if speedup is None or not math.isfinite(speedup) or speedup <= 0:
         return "—"
     if speedup >= 1:
-        return f"{times(speedup)} faster"
-    return f"{times(1 / speedup)} slower"
+        return f"{times(speedup)} {words.better}"
+    return f"{times(1 / speedup)} {words.worse}"
 
 
 class Scale(NamedTuple):

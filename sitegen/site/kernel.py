@@ -8,8 +8,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from sitegen.analysis.frontier import frontiers_of
 from sitegen.analysis.kernels import Kernel, RunFacts, Series
+from sitegen.analysis.releases import histories_of
 from sitegen.analysis.series import Cell, Chart, PassSection, metrics_of, passes_of
+from sitegen.analysis.verdicts import ChartVerdicts, verdicts_of
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
 from sitegen.model.wording import counted
@@ -22,9 +25,19 @@ from sitegen.site.format import (
     scale_for,
     slower_than_fastest,
     title_of,
+    wording,
 )
+from sitegen.site.frontier import FrontierBlock, frontier_block
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
+from sitegen.site.releases import ReleaseBlock, release_blocks
+from sitegen.site.verdicts import (
+    VerdictStrip,
+    WinsLine,
+    gpu_anchor,
+    latency_tally,
+    verdict_strip,
+)
 
 
 class RankRow(NamedTuple):
@@ -62,10 +75,13 @@ class ChartBlock:
     metric: str
     unit: str
     spread_label: str
+    best_label: str  # the column of ratios to the best: `vs fastest`, `vs lowest`
     baseline: str  # the baseline series' display name; "" when the chart has none
     spec: dict[str, Any]
     fallback: str
     shapes: tuple[ShapeTable, ...]
+    strip: VerdictStrip  # who wins at each shape, beyond the noise
+    releases: tuple[ReleaseBlock, ...]  # series measured at a shape under several releases
     data: dict[str, Any]  # the chart in the page's JSON twin
 
 
@@ -75,6 +91,8 @@ class GpuBlock(NamedTuple):
     charts: tuple[ChartBlock, ...]
     missing: tuple[str, ...]  # series measured in this pass elsewhere, not on this GPU
     baseline_missing: str  # the pass's baseline, when it is among `missing`; ""
+    wins: str  # the latency charts' verdicts summed up: `Liger fastest at 5 of 8 shapes …`
+    frontiers: tuple[FrontierBlock, ...]  # a full pass's speed against memory, per sweep
 
 
 class PassBlock(NamedTuple):
@@ -111,6 +129,7 @@ class KernelContext(NamedTuple):
     operands: tuple[Operand, ...]
     series: tuple[SeriesRow, ...]
     passes: tuple[PassBlock, ...]
+    wins: tuple[WinsLine, ...]  # each pass and GPU's verdicts summed up
     source_refs: tuple[Link, ...]
     identity: Identity | None
     derived: bool  # no OperationSpec: the kernel comes from run titles
@@ -172,6 +191,14 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         operands=tuple(operands),
         series=series,
         passes=passes,
+        wins=tuple(
+            WinsLine(
+                Link(kernel.title, path), p.name, g.gpu, Link(g.gpu.text, f"#{g.anchor}"), g.wins
+            )
+            for p in passes
+            for g in p.gpus
+            if g.wins
+        ),
         source_refs=refs,
         identity=lookup.identity(operation) if operation else None,
         derived=operation is None,
@@ -223,15 +250,25 @@ def pass_block(
     gpus = []
     for gpu in section.gpus:
         label = lookup.gpu_label(gpu.environment)
+        verdicts = tuple(verdicts_of(chart) for chart in gpu.charts)
+        where = f" on {label}"
         gpus.append(
             GpuBlock(
-                anchor=anchor(section.name, label, short(gpu.environment, 8)),
+                anchor=gpu_anchor(section.name, label, gpu.environment),
                 gpu=Link(label, lookup.urls.link(gpu.environment)),
-                charts=tuple(chart_block(lookup, chart, styles, anchored) for chart in gpu.charts),
+                charts=tuple(
+                    chart_block(lookup, chart, styles, anchored, judged, where)
+                    for chart, judged in zip(gpu.charts, verdicts, strict=True)
+                ),
                 missing=tuple(s.label for s in gpu.missing),
                 baseline_missing=section.baseline.label
                 if section.baseline is not None and section.baseline in gpu.missing
                 else "",
+                wins=latency_tally(verdicts),
+                frontiers=tuple(
+                    frontier_block(lookup, f, styles, f.latency.fixed.label())
+                    for f in frontiers_of(gpu, section.name)
+                ),
             )
         )
     return PassBlock(
@@ -276,10 +313,15 @@ def chart_block(
     chart: Chart,
     styles: dict[str, tuple[str, str]],
     anchored: set[str] | None = None,
+    verdicts: ChartVerdicts | None = None,
+    where: str = "",
 ) -> ChartBlock:
     """`anchored`: the runs given their row's id so far on the page (a crossed sweep shows a
-    workload in two charts; its rows get their id in the first)."""
+    workload in two charts; its rows get their id in the first). `where`: the GPU, for the
+    verdict's sentence (` on NVIDIA H100 80GB HBM3`)."""
     anchored = set() if anchored is None else anchored
+    verdicts = verdicts_of(chart) if verdicts is None else verdicts
+    strip = verdict_strip(verdicts, styles, where)
     scale = chart_scale(chart)
     spread = _spread_names(chart)
     measured = measured_name(chart)
@@ -313,11 +355,16 @@ def chart_block(
         metric=measured,
         unit=scale.unit,
         spread_label=f"{spread[0]} – {spread[1]}" if spread else "spread",
+        best_label=f"vs {wording(chart.metric).best}",
         baseline=chart.baseline.label if chart.baseline else "",
         spec=spec,
         fallback=fallback,
         shapes=tuple(shapes),
-        data=chart_twin(lookup, chart, spec, scale),
+        strip=strip,
+        releases=release_blocks(
+            chart, histories_of(chart), styles, lambda d: lookup.urls.link(d) or ""
+        ),
+        data=chart_twin(lookup, chart, spec, scale, strip),
     )
 
 
@@ -364,7 +411,7 @@ def rank_row(
     elif chart.baseline is None:
         vs_baseline = ""
     else:
-        vs_baseline = against_baseline(cell.vs_baseline)
+        vs_baseline = against_baseline(cell.vs_baseline, wording(chart.metric))
     return RankRow(
         anchor=own,
         rank=str(cell.rank),
@@ -374,7 +421,7 @@ def rank_row(
         spread=f"{scale.number(low)} – {scale.number(high)}"
         if low is not None and high is not None
         else "",
-        vs_best=slower_than_fastest(cell.vs_best, cell.rank),
+        vs_best=slower_than_fastest(cell.vs_best, cell.rank, wording(chart.metric)),
         vs_baseline=vs_baseline,
         run=run_link,
         earlier=earlier,
@@ -384,7 +431,7 @@ def rank_row(
 
 
 def chart_twin(
-    lookup: SiteLookup, chart: Chart, spec: dict[str, Any], scale: Scale
+    lookup: SiteLookup, chart: Chart, spec: dict[str, Any], scale: Scale, strip: VerdictStrip
 ) -> dict[str, Any]:
     def cell_json(cell: Cell) -> dict[str, Any]:
         item: dict[str, Any] = {
@@ -425,6 +472,13 @@ def chart_twin(
             }
             for r in chart.rows
         ],
+        "verdict": {
+            "sentence": strip.sentence,
+            "points": [
+                {"at": item.at, "outcome": item.outcome, "name": item.name, "detail": item.detail}
+                for item in strip.items
+            ],
+        },
         "chart": spec,
     }
 
@@ -442,6 +496,8 @@ def kernel_twin(
                 "environment": gpu.environment,
                 "label": gpu_block.gpu.text,
                 "charts": [chart.data for chart in gpu_block.charts],
+                "wins": gpu_block.wins,
+                "speedAgainstMemory": [f.data for f in gpu_block.frontiers],
                 "notMeasured": [s.key for s in gpu.missing],
             }
             for gpu, gpu_block in zip(section.gpus, block.gpus, strict=True)
