@@ -47,6 +47,8 @@ def histories_of(chart: Chart) -> tuple[ReleaseHistory, ...]:
     found = []
     for row in chart.rows:
         for cell in row.cells:
+            if not cell.earlier:  # one run: one release at most
+                continue
             points = release_points(cell, chart.metric, chart.unit)
             if len(points) > 1:
                 found.append(

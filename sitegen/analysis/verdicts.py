@@ -15,6 +15,7 @@ from typing import Literal, NamedTuple
 
 from sitegen.analysis.kernels import Series
 from sitegen.analysis.series import Cell, Chart, ShapeRow
+from sitegen.content.run_summary import Shape
 
 Outcome = Literal["win", "tie", "alone", "unknown"]
 
@@ -24,10 +25,12 @@ class PointVerdict(NamedTuple):
 
     workload: str
     x: int | None  # the swept axis's value; None on a chart of one shape
+    shape: Shape
     outcome: Outcome  # win; tie; alone (one implementation measured); unknown (no spread)
     leader: Series  # the fastest by its median: the winner of a win
     tied: tuple[Series, ...]  # a tie's implementations within the leader's spread, leader first
     margin: float | None  # a win's runner-up median / the winner's: how many times faster
+    runner_up: Series | None  # the second by its median; None when one was measured
 
 
 class ChartVerdicts(NamedTuple):
@@ -43,28 +46,28 @@ def verdicts_of(chart: Chart) -> ChartVerdicts:
 
 def point_verdict(row: ShapeRow) -> PointVerdict | None:
     """One shape's verdict: None when no implementation has a value there."""
-    return judge(row.cells, row.workload, row.x)
+    return judge(row.cells, row.workload, row.x, row.shape)
 
 
-def judge(cells: Sequence[Cell], workload: str, x: int | None) -> PointVerdict | None:
+def judge(cells: Sequence[Cell], workload: str, x: int | None, shape: Shape) -> PointVerdict | None:
     """The verdict on one cohort's ranked cells (`rank_cohort`, fastest first)."""
     ranked = [cell for cell in cells if cell.value is not None]
     if not ranked:
         return None
-    leader = ranked[0]
+    leader = ranked[0].series
     if len(ranked) == 1:
-        return PointVerdict(workload, x, "alone", leader.series, (), None)
-    runner_up = ranked[1]
-    best, second = _spread(leader), _spread(runner_up)
-    if best is None or second is None:
-        return PointVerdict(workload, x, "unknown", leader.series, (), None)
-    if best[1] < second[0]:
-        centre = leader.value.centre  # type: ignore[union-attr]
-        margin = runner_up.value.centre / centre if centre else None  # type: ignore[union-attr]
-        return PointVerdict(workload, x, "win", leader.series, (), margin)
+        return PointVerdict(workload, x, shape, "alone", leader, (), None, None)
+    first, second = ranked[0], ranked[1]
+    best, next_best = _spread(first), _spread(second)
+    if best is None or next_best is None:
+        return PointVerdict(workload, x, shape, "unknown", leader, (), None, second.series)
+    if best[1] < next_best[0]:
+        centre = first.value.centre  # type: ignore[union-attr]
+        margin = second.value.centre / centre if centre else None  # type: ignore[union-attr]
+        return PointVerdict(workload, x, shape, "win", leader, (), margin, second.series)
     # Tied with the leader: every implementation whose spread reaches into the leader's.
     tied = tuple(cell.series for cell in ranked if (s := _spread(cell)) is None or s[0] <= best[1])
-    return PointVerdict(workload, x, "tie", leader.series, tied, None)
+    return PointVerdict(workload, x, shape, "tie", leader, tied, None, second.series)
 
 
 def _spread(cell: Cell) -> tuple[float, float] | None:
@@ -154,16 +157,20 @@ class Tally(NamedTuple):
 
 
 def tally(verdicts: Iterable[ChartVerdicts]) -> Tally:
-    """Count the shapes of several charts (a pass on a GPU) by outcome: each workload once,
-    though a crossed sweep shows it in two charts (with one verdict: one cohort, one metric)."""
-    by_workload: dict[str, PointVerdict] = {}
-    for chart in verdicts:
-        for point in chart.points:
-            by_workload.setdefault(point.workload, point)
+    """Count the shapes of several charts (a pass on a GPU) by outcome: each cohort once, though
+    a crossed sweep shows its workload in two charts (with one verdict: one cohort, one metric)."""
+    return tally_points(((c.chart.protocol, p.workload), p) for c in verdicts for p in c.points)
+
+
+def tally_points(points: Iterable[tuple[tuple[str, str], PointVerdict]]) -> Tally:
+    """Count verdicts by outcome, each (protocol, workload) once."""
+    by_cohort: dict[tuple[str, str], PointVerdict] = {}
+    for key, point in points:
+        by_cohort.setdefault(key, point)
     wins: Counter[str] = Counter()
     series: dict[str, Series] = {}
     ties = unjudged = 0
-    for point in by_workload.values():
+    for point in by_cohort.values():
         if point.outcome == "win":
             wins[point.leader.key] += 1
             series[point.leader.key] = point.leader
@@ -172,4 +179,4 @@ def tally(verdicts: Iterable[ChartVerdicts]) -> Tally:
         else:
             unjudged += 1
     ordered = sorted(wins.items(), key=lambda i: (-i[1], series[i[0]].label.lower(), i[0]))
-    return Tally(len(by_workload), tuple((series[k], n) for k, n in ordered), ties, unjudged)
+    return Tally(len(by_cohort), tuple((series[k], n) for k, n in ordered), ties, unjudged)

@@ -199,7 +199,7 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
     count = ranked.contenders
     words = wording(metric)
     where = f"{counted(count, 'implementation')} at this workload, pass and GPU"
-    judged = judge(cells, run.workload, None)
+    judged = judge(cells, run.workload, None, run.shape)
     tied = judged is not None and judged.outcome == "tie" and own.series in judged.tied
     if newer is not None:
         verdict = "A newer run of this implementation at this workload replaces this one."

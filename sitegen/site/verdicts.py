@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sitegen.analysis.series import passes_of
-from sitegen.analysis.verdicts import ChartVerdicts, PointVerdict, Tally, sentence, tally
-from sitegen.analysis.verdicts import verdicts_of as chart_verdicts
+from sitegen.analysis.kernels import RunFacts
+from sitegen.analysis.series import metrics_of, rank_cohort
+from sitegen.analysis.verdicts import (
+    ChartVerdicts,
+    PointVerdict,
+    Tally,
+    judge,
+    sentence,
+    tally,
+    tally_points,
+)
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
 from sitegen.model.wording import counted
@@ -41,16 +49,9 @@ def verdict_strip(
     words = wording(chart.metric)
     items = []
     for point in verdicts.points:
-        row = next(r for r in chart.rows if r.workload == point.workload)
-        at = f"{point.x:,}" if point.x is not None else row.shape.label()
-        items.append(_item(point, at, words, styles, _runner_up(verdicts, point)))
+        at = f"{point.x:,}" if point.x is not None else point.shape.label()
+        items.append(_item(point, at, words, styles))
     return VerdictStrip(chart.swept or "", tuple(items), sentence(verdicts, words.best, where))
-
-
-def _runner_up(verdicts: ChartVerdicts, point: PointVerdict) -> str:
-    row = next(r for r in verdicts.chart.rows if r.workload == point.workload)
-    ranked = [cell for cell in row.cells if cell.value is not None]
-    return ranked[1].series.label if len(ranked) > 1 else ""
 
 
 def _item(
@@ -58,10 +59,10 @@ def _item(
     at: str,
     words: Wording,
     styles: dict[str, tuple[str, str]],
-    runner_up: str,
 ) -> StripItem:
     leader = point.leader
     if point.outcome == "win":
+        runner_up = point.runner_up.label if point.runner_up else ""
         margin = f"{times(point.margin)} {words.better} than {runner_up}" if point.margin else ""
         return StripItem(at, "win", leader.label, margin, styles[leader.key][0])
     if point.outcome == "tie":
@@ -109,29 +110,43 @@ class WinsLine(NamedTuple):
 
 
 def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
-    """A GPU page's summary: per kernel and pass measured on it, who is fastest where."""
+    """A GPU page's summary: per kernel and pass measured on it, who is fastest where; the same
+    verdicts as the kernel page's latency charts, judged cohort by cohort without drawing them."""
     lines = []
     label = lookup.gpu_label(environment)
     gpu = Link(label, lookup.urls.link(environment))
     for kernel in lookup.analysis.kernels:
-        runs = tuple(r for r in kernel.runs if r.environment == environment)
-        if not runs:
+        # pass → (protocol, workload) → the cohort's runs with a latency (or no value at all)
+        cohorts: dict[str, dict[tuple[str, str], list[RunFacts]]] = {}
+        for run in kernel.runs:
+            if run.environment == environment and (LATENCY, "ns") in metrics_of(run):
+                by_cohort = cohorts.setdefault(run.pass_name, {})
+                by_cohort.setdefault((run.protocol, run.workload), []).append(run)
+        if not cohorts:
             continue
+        series = lookup.series_by_key(kernel.key)
         href = lookup.urls.link(kernel.key) or ""
-        for section in passes_of(kernel._replace(runs=runs)):
-            for block in section.gpus:
-                text = latency_tally(tuple(chart_verdicts(c) for c in block.charts))
-                if text:
-                    target = f"{href}#{gpu_anchor(section.name, label, environment)}"
-                    lines.append(
-                        WinsLine(
-                            lookup.kernel_link(kernel.key),
-                            section.name,
-                            gpu,
-                            Link(f"{section.name} pass", target),
-                            text,
-                        )
+        for pass_name in kernel.pass_names:
+            if pass_name not in cohorts:
+                continue
+            points = []
+            for key, runs in sorted(cohorts[pass_name].items()):
+                cells = rank_cohort(runs, series, LATENCY, "ns", None)
+                point = judge(cells, runs[0].workload, None, runs[0].shape)
+                if point is not None:
+                    points.append((key, point))
+            text = tally_text(tally_points(points), wording(LATENCY))
+            if text:
+                target = f"{href}#{gpu_anchor(pass_name, label, environment)}"
+                lines.append(
+                    WinsLine(
+                        lookup.kernel_link(kernel.key),
+                        pass_name,
+                        gpu,
+                        Link(f"{pass_name} pass", target),
+                        text,
                     )
+                )
     return tuple(lines)
 
 

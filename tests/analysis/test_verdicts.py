@@ -149,12 +149,15 @@ def series(label: str) -> Series:
 
 
 A, B = series("A"), series("B")
+SHAPE = Shape((), "", ())
 
 
 def made_up(*outcomes: tuple[str, Series]) -> ChartVerdicts:
     chart = Chart("chart-x", "", "", "latency", "ns", "T", Shape((), "", ()), (), (A, B), None)
     points = tuple(
-        PointVerdict(f"w{x}", 2**x, outcome, leader, (A, B) if outcome == "tie" else (), 1.5)
+        PointVerdict(
+            f"w{x}", 2**x, SHAPE, outcome, leader, (A, B) if outcome == "tie" else (), 1.5, B
+        )
         for x, (outcome, leader) in enumerate(outcomes, start=10)
     )
     return ChartVerdicts(chart, points)
