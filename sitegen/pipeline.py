@@ -8,16 +8,18 @@ can never disagree about the content. `sitegen build --incremental` and every re
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
-from sitegen.analysis.kernels import analyse
+from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.catalog import Catalog, resolve
 from sitegen.content.load import LoadCache, load_content
 from sitegen.content.reports import load_reports
 from sitegen.model.problems import Problem, errors, promote_warnings
+from sitegen.model.values import source_date
 from sitegen.publish.compare import Baseline, compare
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.incremental import (
@@ -34,7 +36,7 @@ from sitegen.render.render import render_into
 from sitegen.site.lookup import SiteInputs
 from sitegen.site.plan import plan_site
 from sitegen.site.records import Site
-from sitegen.site.urls import SiteUrls, parse_base_url, plan_urls
+from sitegen.site.urls import SiteUrls, parse_base_url, plan_paths, site_urls
 
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the content loads
     from jinja2 import Environment
@@ -45,6 +47,8 @@ class CheckedContent(NamedTuple):
     problems: list[Problem]  # sorted; errors and warnings
     resource_count: int  # every resource read, copies included
     file_count: int
+    analysis: Analysis | None = None  # None when the content had errors before its pages
+    paths: dict[str, str] | None = None  # every page's site path, by digest or kernel key
 
     @property
     def ok(self) -> bool:
@@ -57,18 +61,28 @@ def check_content(
     load_cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
 ) -> CheckedContent:
-    """Load and validate every file, then resolve every reference.
+    """Load and validate every file, resolve every reference, then plan every page's path:
+    everything a build relies on, so that content that checks clean always builds.
 
     With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated.
-    `meanwhile` is called once, while the load workers read (content/load.py).
+    `meanwhile` is called once, while the load workers read (content/load.py). Raises
+    EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
+    source_date(os.environ.get("SOURCE_DATE_EPOCH"))
     with process.collecting_less():
         loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
         catalog, resolution_problems = resolve(loaded.resources, strict=strict)
-    problems = [*loaded.problems, *resolution_problems]
+        problems = [*loaded.problems, *resolution_problems]
+        analysis = paths = None
+        if not errors(problems):
+            analysis = analyse(catalog)
+            paths, clashes = plan_paths(catalog, analysis.kernels)
+            problems += clashes
     if strict:
         problems = promote_warnings(problems)
-    return CheckedContent(catalog, sorted(problems), len(loaded.resources), loaded.file_count)
+    return CheckedContent(
+        catalog, sorted(problems), len(loaded.resources), loaded.file_count, analysis, paths
+    )
 
 
 class BuiltSite(NamedTuple):
@@ -115,11 +129,11 @@ def build_site(
         checked = check_content(
             content_dir, load_cache=state.loads if state else None, meanwhile=templates
         )
-        if not checked.ok:
+        if not checked.ok or checked.analysis is None or checked.paths is None:
             return BuiltSite(checked, None, 0, 0, 0, [])
         reports, warnings = load_reports(content_dir)
-        analysis = analyse(checked.catalog)
-        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
+        analysis = checked.analysis
+        urls = site_urls(checked.paths, deployment.base_url)
 
         def manifest_now() -> Manifest:
             return plan_manifest(checked.catalog, analysis, urls, deployment)
@@ -231,9 +245,9 @@ def manifest_of_content(content_dir: Path, deployment: Deployment | None = None)
     """The manifest a build of `content_dir` would publish, without rendering a page."""
     deployment = deployment or Deployment()
     checked = check_content(content_dir)
-    if not checked.ok:
+    if not checked.ok or checked.analysis is None or checked.paths is None:
         return ContentManifest(checked, None)
     with process.collecting_less():
-        analysis = analyse(checked.catalog)
-        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
-        return ContentManifest(checked, plan_manifest(checked.catalog, analysis, urls, deployment))
+        urls = site_urls(checked.paths, deployment.base_url)
+        manifest = plan_manifest(checked.catalog, checked.analysis, urls, deployment)
+        return ContentManifest(checked, manifest)

@@ -30,11 +30,31 @@ BUNDLE_ROLES = {
 def load_path(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
-    """The resources of one file: an export if it ends in `.jsonl`, else one document."""
-    if str(path).endswith(".jsonl"):
-        load_export(path, shown, resources, problems)
-    else:
-        load_file(path, shown, resources, problems)
+    """The resources of one file: an export if it ends in `.jsonl`, else one document.
+
+    A failure of sitegen's own on one file is that file's problem: every other file is still
+    checked, and none of this file's resources is used.
+    """
+    found: list[LoadedResource] = []
+    found_problems: list[Problem] = []
+    try:
+        if str(path).endswith(".jsonl"):
+            load_export(path, shown, found, found_problems)
+        else:
+            load_file(path, shown, found, found_problems)
+    except Exception as error:  # reported, with the file, as a problem
+        text = f"{type(error).__name__}: {error}"
+        problems.append(
+            Problem(
+                shown,
+                "-",
+                f"sitegen failed on this file ({text[:200]})",
+                "a bug in sitegen: please report it with the file",
+            )
+        )
+        return
+    resources += found
+    problems += found_problems
 
 
 def load_file(
