@@ -27,9 +27,11 @@ from sitegen.publish.incremental import (
     State,
     fingerprint,
     forget_state,
+    output_tree,
     read_state,
     write_state,
 )
+from sitegen.publish.lock import locked
 from sitegen.publish.manifest import Manifest, plan_manifest
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged
 from sitegen.render.render import render_into
@@ -104,25 +106,46 @@ def build_site(
     baseline: Baseline | None = None,
     incremental: bool = False,
     state: State | None = None,
+    wait: bool = False,
 ) -> BuiltSite:
     """check → analyse → plan → render → write. Nothing is written unless the content is clean.
 
     `deployment` says where the site is published (a local build when None), `baseline` what
     its changes page compares it with (none when None). `incremental` reads and keeps the state
-    beside the output; `state` is one held in memory instead (`sitegen serve`), updated in
-    place. Either way only changed content is read again, only changed pages rendered and only
-    changed files written. Raises OutputError for a refused output path, UrlError for a bad
-    base URL or a path clash, RenderError for a template that fails.
+    in the user's cache folder; `state` is one held in memory instead (`sitegen serve`),
+    updated in place. Either way only changed content is read again, only changed pages
+    rendered and only changed files written. The build holds the output's lock throughout
+    (publish/lock.py): another build into the same folder is refused, or with `wait` waits.
+    Raises OutputError for a refused output path (OutputBusy: locked; WriteError: the file
+    system refused a write), UrlError for a bad base URL, RenderError for a template that
+    fails, EpochError for a bad SOURCE_DATE_EPOCH; KeyboardInterrupt on Ctrl-C or SIGTERM.
+    Whatever it raises, the previous site is as it was, and no staging tree or worker is left.
     """
     deployment = deployment or Deployment()
     if base_url is not None:
         deployment = deployment._replace(base_url=base_url)
     # Refuse a dangerous output path before any work, and again before writing.
-    check_output_dir(out_dir, content_dir)
+    target = check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
+    with locked(target, wait), process.terminate_interrupts():
+        return _build(
+            content_dir, out_dir, build_date, progress, deployment, baseline, incremental, state
+        )
+
+
+def _build(
+    content_dir: Path,
+    out_dir: Path,
+    build_date: str | None,
+    progress: Callable[[int, int], None] | None,
+    deployment: Deployment,
+    baseline: Baseline | None,
+    incremental: bool,
+    state: State | None,
+) -> BuiltSite:
     on_disk = incremental and state is None
     if on_disk:
-        state = read_state(out_dir) or State()
+        state = read_state(out_dir, content_dir) or State()
     with process.collecting_less():
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(_compile_templates)
@@ -164,10 +187,12 @@ def build_site(
         if state is not None:
             key = _site_key(site, inputs)
             target = _write_incremental(
-                site, urls, out_dir, content_dir, state, key, templates(), progress
+                site, urls, out_dir, content_dir, state, key, templates(), progress, on_disk
             )
             if on_disk:
-                write_state(out_dir, state)
+                state.tree = output_tree(target) or {}
+                not_kept = write_state(out_dir, content_dir, state)
+                warnings += [not_kept] if not_kept else []
             return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings)
         # Rendered straight into the staging tree, by worker processes on a big site.
         with staged(out_dir, content_dir) as staging:
@@ -203,11 +228,15 @@ def _write_incremental(
     site_key: str,
     environment: Environment,
     progress: Callable[[int, int], None] | None,
+    check_tree: bool,
 ) -> Path:
-    """Render what changed; patch the previous output, or write a whole one if there is none.
+    """Render what changed; patch the previous output, or write a whole one if there is none
+    (or, with `check_tree`, if it is not exactly what the last build left: `state.tree`).
     `state.outputs` says what is there after."""
     target = out_dir.resolve()
     usable = bool(state.outputs) and (target / MARKER).is_file()
+    if usable and check_tree:
+        usable = state.tree == output_tree(target)
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     if usable:

@@ -24,7 +24,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.manifest import manifest_document
-from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED
+from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED, beside
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 GOLDEN = REPOSITORY / "tests" / "golden" / "site"
@@ -328,7 +328,7 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
         said = "boom in a worker" if where == "worker" else "boom in the parent"
         assert re.fullmatch(r"rendering \S*: ValueError: " + said, message), message
     assert tree(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]  # no staging tree left behind
+    assert beside(tmp_path) == ["public"]  # no staging tree left behind
 
 
 @pytest.mark.parametrize(("workers", "overlap"), [(1, False), (2, True), (2, False)])
@@ -358,7 +358,7 @@ def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
     with pytest.raises(RenderError, match=r"two outputs would be written to runs/index\.html"):
         build_site(SITE_CONTENT, out)
     assert tree(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]
+    assert beside(tmp_path) == ["public"]
 
 
 @pytest.mark.parametrize("incremental", [False, True])

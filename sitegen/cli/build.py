@@ -12,6 +12,7 @@ from typing import Any
 
 from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
 from sitegen.model.problems import format_report
+from sitegen.model.values import EpochError
 from sitegen.pipeline import build_site
 from sitegen.publish.deploy import CONTEXTS, DeployError, Deployment, deployment_from
 from sitegen.publish.write import OutputError
@@ -38,8 +39,11 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--incremental",
         action="store_true",
-        help="keep a cache beside OUT_DIR and redo only what changed since the last "
+        help="keep a cache (in ~/.cache/sitegen) and redo only what changed since the last "
         "--incremental build (same bytes as a full build; docs/performance.md)",
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="wait for another build writing OUT_DIR to finish"
     )
     deploy = parser.add_argument_group(
         "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"
@@ -95,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
             deployment=deployment,
             baseline=baseline,
             incremental=args.incremental,
+            wait=args.wait,
         )
-    except (OutputError, UrlError, RenderError) as error:
+    except (OutputError, UrlError, RenderError, EpochError) as error:
         print(f"sitegen build: {error}", file=sys.stderr)
         return EXIT_USAGE if not isinstance(error, RenderError) else EXIT_CONTENT
     checked = built.checked

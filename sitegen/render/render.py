@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sitegen import process
+from sitegen.publish.errors import OutputError, WriteError
 from sitegen.publish.write import Data, Writer
 from sitegen.render.assets import Asset, site_assets
 from sitegen.render.compact_json import compact_json
@@ -166,7 +167,7 @@ def _render_chunk(bounds: tuple[int, int]) -> None:
     for page in pages[start:end]:
         try:
             _render_page(page, templates, chrome, out)
-        except RenderError:
+        except (RenderError, OutputError):
             raise
         except Exception as error:  # the worker's exception may not pickle: send its words
             message = f"rendering {page.path or '/'}: {type(error).__name__}: {error}"
@@ -206,6 +207,7 @@ class _Chunks:
 def _worker(chunks: _Chunks, results: Any) -> None:
     """A forked worker: claim chunks until none is left; report each, or the first error."""
     assert _JOB is not None
+    process.worker_signals()  # Ctrl-C is the parent's; the parent's death is this one's
     out = _JOB[3]
     out.records()  # what the parent had noted before the fork is the parent's to keep
     try:
@@ -213,9 +215,26 @@ def _worker(chunks: _Chunks, results: Any) -> None:
             _render_chunk(bounds)
             results.put(("chunk", bounds[1] - bounds[0], out.records()))
     except BaseException as error:  # anything a worker meets is reported, then it stops
-        results.put(("error", str(error) if isinstance(error, RenderError) else repr(error), None))
+        results.put(("error", _failure(error), None))
     finally:
         results.put(("exit", 0, None))
+
+
+# A worker's failure as the parent raises it again: (kind, message); kinds are _RAISED's keys.
+Failure = tuple[str, str]
+_RAISED: dict[str, type[Exception]] = {
+    "render": RenderError,
+    "write": WriteError,
+    "output": OutputError,
+}
+
+
+def _failure(error: BaseException) -> Failure:
+    if isinstance(error, WriteError):
+        return "write", str(error)
+    if isinstance(error, OutputError):
+        return "output", str(error)
+    return "render", str(error) if isinstance(error, RenderError) else repr(error)
 
 
 def _render_parallel(
@@ -242,7 +261,7 @@ def _render_parallel(
     _JOB = (pages, templates, chrome, out)
     helpers = [context.Process(target=_worker, args=(chunks, results)) for _ in range(workers - 1)]
     done = 0
-    failure: str | None = None
+    failure: Failure | None = None
     running = len(helpers)
 
     def take(message: tuple[str, Any, Any]) -> None:
@@ -293,7 +312,8 @@ def _render_parallel(
     finally:
         _JOB = None
     if failure is not None:
-        raise RenderError(failure)
+        kind, message = failure
+        raise _RAISED[kind](message)
     dead = [h.exitcode for h in helpers if h.exitcode]
     if running or dead:
         raise RenderError(f"a render worker died (exit code {dead[0] if dead else 'unknown'})")

@@ -12,11 +12,12 @@ from sitegen.pipeline import build_site
 from sitegen.publish.write import (
     MARKER,
     OutputError,
+    WriteError,
     check_output_dir,
     patched,
     write_site,
 )
-from tests.conftest import FIXTURES, REPOSITORY
+from tests.conftest import FIXTURES, REPOSITORY, beside
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 
@@ -30,7 +31,8 @@ def test_write_replaces_the_whole_tree(tmp_path: Path) -> None:
     write_site({"a/index.html": b"one", "gone.html": b"old"}, out)
     write_site({"a/index.html": b"two"}, out)
     assert snapshot(out) == {"a/index.html": b"two", MARKER: (out / MARKER).read_bytes()}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]  # no staging left behind
+    # No staging left behind; the lock file stays (removing it would race with a waiter).
+    assert beside(tmp_path) == ["public"]
 
 
 def test_exception_mid_write_keeps_previous_site(tmp_path: Path) -> None:
@@ -46,10 +48,10 @@ def test_exception_mid_write_keeps_previous_site(tmp_path: Path) -> None:
         Path(path).write_bytes(data)
 
     files = {f"p{i}/index.html": b"new" for i in range(5)}
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(WriteError, match="disk full"):
         write_site(files, out, write_file=failing)
     assert snapshot(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]
+    assert beside(tmp_path) == ["public"]
 
 
 def test_killed_build_leftovers_are_cleaned(tmp_path: Path) -> None:
@@ -162,6 +164,6 @@ def test_a_patch_moves_each_changed_file_in_and_deletes_the_gone(tmp_path: Path)
         patch.write("a/index.html", b"half")
         raise RuntimeError("a template failed")
     assert (out / "a/index.html").read_bytes() == b"A"
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]
+    assert beside(tmp_path) == ["public"]
     with pytest.raises(OutputError):
         patch.delete("../outside")

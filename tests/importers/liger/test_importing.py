@@ -19,7 +19,7 @@ from sitegen.importers.liger import importing
 from sitegen.importers.liger.importing import ImportResult, import_rows, main
 from sitegen.importers.liger.resources import nanoseconds, operation
 from sitegen.pipeline import check_content
-from tests.conftest import FIXTURES, REGENERATE, SHARED, read_json
+from tests.conftest import FIXTURES, REGENERATE, SHARED, beside, read_json
 
 DATA = SHARED / "data" / "liger"
 CSVS = [DATA / name for name in importing.FILE_COMMITS]
@@ -251,7 +251,7 @@ def test_importing_twice_changes_no_byte(tmp_path: Path, monkeypatch: pytest.Mon
     before = snapshot(tmp_path / "content")
     assert run_main(files, Path("content")) == first
     assert snapshot(tmp_path / "content") == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]  # no staging left over
+    assert beside(tmp_path) == ["content"]  # no staging left over
 
 
 def test_a_failed_write_leaves_the_previous_content(
@@ -268,7 +268,7 @@ def test_a_failed_write_leaves_the_previous_content(
     with pytest.raises(OSError, match="disk full"):
         importing.write_tree({"a.json": {}}, out)
     assert snapshot(out) == {"runs/old.json": b"{}\n"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
+    assert beside(tmp_path) == ["content"]
 
 
 # --- rows that do not bind, input that is malformed -----------------------------------------------
@@ -296,4 +296,4 @@ def test_malformed_input_writes_nothing(case: Path, tmp_path: Path) -> None:
     compare_or_regenerate(case / "expected.txt", output)
     assert output.endswith("[exit 1]\n")
     assert snapshot(out) == {"keep.json": b"{}\n"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
+    assert beside(tmp_path) == ["content"]
