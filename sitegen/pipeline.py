@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
 from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.catalog import Catalog, resolve
-from sitegen.content.load import LoadCache, load_content
+from sitegen.content.load import LoadCache, LoadResult, load_content, load_documents
 from sitegen.content.reports import load_reports
 from sitegen.model.problems import Problem, errors, promote_warnings
 from sitegen.model.values import source_date
@@ -73,13 +73,27 @@ def check_content(
     source_date(os.environ.get("SOURCE_DATE_EPOCH"))
     with process.collecting_less():
         loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
-        catalog, resolution_problems = resolve(loaded.resources, strict=strict)
-        problems = [*loaded.problems, *resolution_problems]
-        analysis = paths = None
-        if not errors(problems):
-            analysis = analyse(catalog)
-            paths, clashes = plan_paths(catalog, analysis.kernels)
-            problems += clashes
+        return _checked(loaded, strict)
+
+
+def check_documents(
+    files: Iterable[tuple[str, bytes]], label: str, strict: bool = False
+) -> CheckedContent:
+    """`check_content` of a tree held in memory (relative path, bytes), named `label`: what an
+    importer checks before it writes anything."""
+    source_date(os.environ.get("SOURCE_DATE_EPOCH"))
+    with process.collecting_less():
+        return _checked(load_documents(files, label), strict)
+
+
+def _checked(loaded: LoadResult, strict: bool) -> CheckedContent:
+    catalog, resolution_problems = resolve(loaded.resources, strict=strict)
+    problems = [*loaded.problems, *resolution_problems]
+    analysis = paths = None
+    if not errors(problems):
+        analysis = analyse(catalog)
+        paths, clashes = plan_paths(catalog, analysis.kernels)
+        problems += clashes
     if strict:
         problems = promote_warnings(problems)
     return CheckedContent(

@@ -61,11 +61,24 @@ def load_file(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
     data = read_bytes(path, shown, MAX_FILE_BYTES, problems)
-    clean = None if data is None else parse_clean(data)
+    if data is not None:
+        load_data(data, shown, resources, problems)
+
+
+def load_data(
+    data: bytes, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    """One `.json` document's bytes, as read from a file."""
+    if len(data) > MAX_FILE_BYTES:
+        problems.append(
+            Problem(shown, "-", f"file is {len(data):,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+        )
+        return
+    clean = parse_clean(data)
     if clean is not None:
         _load_value(clean, shown, resources, problems)
         return
-    text = None if data is None else decode(data, shown, problems)
+    text = decode(data, shown, problems)
     if text is None:
         return
     _load_document(text, shown, resources, problems)

@@ -2,15 +2,18 @@
 
 `import_rows` reads and binds every row in memory; `main` writes the result. Each row is imported
 as one BenchmarkRun (with the resources it points at) or skipped with a named reason; a malformed
-file (missing columns, ragged rows, non-numeric values, bad config JSON, an unknown GPU …) stops the
-import before anything is written.
+file (missing columns, ragged rows, non-numeric values, bad config JSON, an unknown GPU, numbers
+no resource can hold …) stops the import before anything is written. So does an import of no
+run at all, and a tree that would not pass `sitegen check`: the tree is checked, in memory, by
+the same pipeline before it is written. `--out` is replaced whole, as a build's output is
+(publish/write.py): never a folder that is not a previous import, nor the root, the home or
+the current directory, nor one holding a project.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -33,7 +36,9 @@ from sitegen.importers.liger.resources import (
     workload,
 )
 from sitegen.importers.liger.rows import Row, SourceFile, read_csv
-from sitegen.model.problems import Problem
+from sitegen.model.problems import Problem, errors
+from sitegen.publish.errors import OutputError
+from sitegen.publish.write import Owner, check_output_dir, write_site
 
 SNAPSHOT_COMMIT = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
 # The last upstream commit touching each CSV (shared/data/liger/README.md).
@@ -44,6 +49,8 @@ FILE_COMMITS = {
 }
 LICENCE = {"spdx": "BSD-2-Clause", "copyright": "Copyright 2024 LinkedIn Corporation"}
 REPORT_PATH = "_sources/liger-kernel.json"  # `_` folders are data for the site, not resources
+# A folder the import may replace: absent, empty, or holding a previous import's report.
+IMPORTED_CONTENT = Owner("a previous import", REPORT_PATH, None)
 
 
 @dataclass(frozen=True)
@@ -208,6 +215,9 @@ def import_rows(csv_paths: Iterable[Path]) -> ImportResult:
             except Unbound as unbound:
                 skipped.append(SkippedRow(row.file, row.line, unbound.reason, unbound.detail))
                 continue
+            except (ArithmeticError, ValueError) as error:  # numbers no resource can hold
+                problems.append(Problem(f"{row.file}:{row.line}", "row", f"cannot import: {error}"))
+                continue
             seen[external_id] = f"{row.file}:{row.line}"
             imported.append(outcome)
     return ImportResult(tuple(sources), tuple(imported), tuple(skipped), tuple(problems))
@@ -247,50 +257,49 @@ def render(document: Json) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_tree(tree: Mapping[str, Json], out_dir: Path) -> None:
-    """Replace `out_dir` with `tree`, all or nothing: staged beside it, then swapped in.
+def rendered(tree: Mapping[str, Json]) -> dict[str, bytes]:
+    """The tree's files as written, the report first: a staging tree left by a killed import
+    is known by it (publish/write.py)."""
+    order = sorted(tree, key=lambda path: (path != REPORT_PATH, path))
+    return {path: render(tree[path]).encode() for path in order}
 
-    The importer owns `out_dir` entirely: whatever it held before is replaced.
-    """
-    staging = out_dir.with_name(f".{out_dir.name}.importing")
-    previous = out_dir.with_name(f".{out_dir.name}.previous")
-    for leftover in (staging, previous):  # from an import that died half-way
-        if leftover.exists():
-            shutil.rmtree(leftover)
-    try:
-        for relative, document in sorted(tree.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(document), encoding="utf-8")
-        if out_dir.exists():
-            out_dir.rename(previous)
-        try:
-            staging.rename(out_dir)
-        except OSError:
-            if previous.exists():
-                previous.rename(out_dir)
-            raise
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-    if previous.exists():
-        shutil.rmtree(previous)
+
+def write_tree(tree: Mapping[str, Json], out_dir: Path) -> None:
+    """Replace `out_dir` with `tree`, all or nothing: staged beside it, then swapped in, under
+    its lock. OutputError for a folder the import may not replace, or a failed write."""
+    write_site(rendered(tree), out_dir, owner=IMPORTED_CONTENT)
 
 
 def main(csv_paths: list[Path], out_dir: Path) -> int:
-    """`sitegen import liger CSV... --out DIR`: prints counts per skip reason and a summary; returns exit code 0 ok / 1 malformed input (nothing written)."""  # noqa: E501
+    """`sitegen import liger CSV... --out DIR`: prints counts per skip reason and a summary;
+    returns the exit code: 0 ok, 1 malformed input or content that would not check, 2 an
+    `--out` that may not be replaced or written. Nothing is written unless it returns 0."""
+    try:
+        check_output_dir(out_dir, None, IMPORTED_CONTENT)
+    except OutputError as error:
+        print(f"sitegen import liger: {error}", file=sys.stderr)
+        return 2
     result = import_rows(csv_paths)
     if result.problems:
-        for problem in result.problems:
-            print(problem.line(), file=sys.stderr)
-        count = len(result.problems)
-        print(
-            f"{count} problem{'s' if count != 1 else ''} in the input; nothing written",
-            file=sys.stderr,
-        )
+        return _refuse(result.problems, "in the input")
+    if not result.imported:
+        for reason, count in sorted(Counter(row.reason for row in result.skipped).items()):
+            print(f"skipped, {reason}: {count}", file=sys.stderr)
+        print("nothing imported: every row was skipped; nothing written", file=sys.stderr)
         return 1
     tree = result.tree()
-    write_tree(tree, out_dir)
+    files = rendered(tree)
+    # Imported into a memory tree named as `--out` is, so its problems name the files to be.
+    from sitegen.pipeline import check_documents  # the whole pipeline: only to import
+
+    checked = check_documents(files.items(), out_dir.resolve().name or "content")
+    if errors(checked.problems):
+        return _refuse(errors(checked.problems), "in what the import would write")
+    try:
+        write_site(files, out_dir, owner=IMPORTED_CONTENT)
+    except OutputError as error:
+        print(f"sitegen import liger: {error}", file=sys.stderr)
+        return 2
     report = tree[REPORT_PATH]
     for source in report["files"]:
         imported, skipped = sum(source["imported"].values()), source["skipped"]
@@ -305,3 +314,12 @@ def main(csv_paths: list[Path], out_dir: Path) -> int:
     plural = "s" if total != 1 else ""
     print(f"imported {total} run{plural} ({runs or 'none'}) into {out_dir}: {kinds}")
     return 0
+
+
+def _refuse(problems: Iterable[Problem], where: str) -> int:
+    found = list(problems)
+    for problem in found:
+        print(problem.line(), file=sys.stderr)
+    count = len(found)
+    print(f"{count} problem{'s' if count != 1 else ''} {where}; nothing written", file=sys.stderr)
+    return 1
