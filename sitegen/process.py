@@ -75,14 +75,32 @@ def fork_context() -> ForkContext:
     return multiprocessing.get_context("fork")
 
 
+STOPPING_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def forking_workers() -> Iterator[None]:
+    """Fork workers inside this block: they start with SIGINT and SIGTERM held, so that one
+    sent before `worker_signals` has run waits for it, instead of reaching a Python handler
+    inherited from the parent (a worker that took it, raised and went on would wait forever on
+    a queue's lock that a terminated sibling died holding)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def worker_signals() -> None:
     """In a forked worker: die of SIGTERM even where the parent handles it (an inherited Python
     handler runs only between bytecodes, and a worker blocked on a queue's lock never ran it);
     Ctrl-C is the parent's, which stops the workers. And die with the parent, however it dies
-    (`kill -9` included): a worker never writes on into a staging tree nobody will swap in."""
+    (`kill -9` included): a worker never writes on into a staging tree nobody will swap in.
+    A signal held since the fork (`forking_workers`) is taken now, as these say."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING_SIGNALS)
 
 
 def die_with_parent() -> None:

@@ -92,7 +92,8 @@ def load_content(
 
 def _pool(processes: int) -> Pool:
     """Forked load workers, which leaving its `with` block terminates (SIGTERM)."""
-    return process.fork_context().Pool(processes, initializer=process.worker_signals)
+    with process.forking_workers():
+        return process.fork_context().Pool(processes, initializer=process.worker_signals)
 
 
 def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:

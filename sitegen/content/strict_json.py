@@ -23,11 +23,13 @@ MAX_INTEGER_TEXT = len(str(-MAX_SAFE_INTEGER))
 
 
 class Limits(NamedTuple):
-    """How big a document may be, beyond what its file size allows."""
+    """How big a document may be, beyond what its file size allows, and whether it may hold
+    `null` (content never does; a manifest does for an absent kernel)."""
 
     depth: int
     members: int  # in one object
     items: int  # in one array
+    nulls: bool = False
 
 
 # Content: the models bound each field's lists and maps further (model/values.py).
@@ -184,7 +186,7 @@ def _inspect(root: Any, limits: Limits) -> list[tuple[str, str]]:
             stack.extend((item, (*location, i)) for i, item in enumerate(value))
         elif isinstance(value, _Rejected):
             found.append((json_path(location), value.reason))
-        elif value is None:
+        elif value is None and not limits.nulls:
             found.append(
                 (
                     json_path(location),

@@ -281,8 +281,9 @@ def _render_parallel(
     # Everything the workers read already exists: frozen, copy-on-write pages stay shared.
     try:
         with process.frozen_for_fork():
-            for helper in helpers:
-                helper.start()
+            with process.forking_workers():
+                for helper in helpers:
+                    helper.start()
             try:
                 if first is not None:
                     first()
