@@ -19,6 +19,16 @@ LOG_RANGE = 20  # a log axis once max/min exceeds this
 MAX_LABELLED_TICKS = 12
 
 
+# What plotly.js reads as markup in any text it draws (legend, hover, axis and tick labels):
+# tags (<a href>, <span style>, <br>, <b> …) and entities; escaped, a name is only text.
+_PLOTLY_MARKUP = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+def plotly_text(value: str) -> str:
+    """`value` as plain text in a plotly spec: its HTML subset escaped."""
+    return value.translate(_PLOTLY_MARKUP)
+
+
 def chart_spec(
     series: Series,
     colours: dict[str, str],
@@ -40,16 +50,16 @@ def chart_spec(
                 continue
             value = cell.value
             centre = value.centre / divisor
-            x.append(row.shape.label() if categorical else row.x)
+            x.append(plotly_text(row.shape.label()) if categorical else row.x)
             y.append(centre)
             # Differences in the stored unit first: exact for integer nanoseconds.
             plus.append(None if value.high is None else max(value.high - value.centre, 0) / divisor)
             minus.append(None if value.low is None else max(value.centre - value.low, 0) / divisor)
             custom.append(run_href(cell.run.digest))
-            line = f"{format_value(value.centre)} {unit} ({value.statistic})"
+            line = plotly_text(f"{format_value(value.centre)} {unit} ({value.statistic})")
             if value.spread and value.low is not None and value.high is not None:
-                line += (
-                    f"<br>{value.spread[0]} {format_value(value.low)} / "
+                line += "<br>" + plotly_text(
+                    f"{value.spread[0]} {format_value(value.low)} / "
                     f"{value.spread[1]} {format_value(value.high)} {unit}"
                 )
             text.append(line)
@@ -62,13 +72,15 @@ def chart_spec(
         trace: dict[str, Any] = {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": implementation.label + (" (baseline)" if implementation.baseline else ""),
+            "name": plotly_text(
+                implementation.label + (" (baseline)" if implementation.baseline else "")
+            ),
             "x": x,
             "y": y,
             "customdata": custom,
             "text": text,
             "hovertemplate": "<b>%{fullData.name}</b><br>"
-            + ("" if categorical else f"{series.swept} = %{{x}}<br>")
+            + ("" if categorical else f"{plotly_text(series.swept or '')} = %{{x}}<br>")
             + "%{text}<extra>click for the run</extra>",
             "line": {
                 "color": colour,
@@ -89,7 +101,10 @@ def chart_spec(
             }
         traces.append(trace)
 
-    xaxis: dict[str, Any] = {"title": {"text": series.swept or "workload"}, "automargin": True}
+    xaxis: dict[str, Any] = {
+        "title": {"text": plotly_text(series.swept or "workload")},
+        "automargin": True,
+    }
     if categorical:
         xaxis["type"] = "category"
     else:
@@ -101,8 +116,10 @@ def chart_spec(
             xaxis["ticktext"] = [f"{v:,}" for v in ordered]
     yaxis: dict[str, Any] = {
         "title": {
-            "text": f"{'median ' if series.metric == LATENCY else ''}"
-            f"{metric_name(series.metric)} ({unit})"
+            "text": plotly_text(
+                f"{'median ' if series.metric == LATENCY else ''}"
+                f"{metric_name(series.metric)} ({unit})"
+            )
         },
         "automargin": True,
         "rangemode": "tozero",

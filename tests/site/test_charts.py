@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 from sitegen.analysis.kernels import Kernel, analyse
 from sitegen.analysis.series import Series, passes_of
 from sitegen.pipeline import check_content
-from sitegen.site.charts import chart_spec, colours_for
+from sitegen.site.charts import chart_spec, colours_for, plotly_text
 from sitegen.site.format import display_unit
 from tests.conftest import FIXTURES
 
@@ -58,3 +62,40 @@ def test_memory_chart_uses_the_data_unit() -> None:
     assert chart["layout"]["yaxis"]["title"]["text"] == "peak memory allocated (MiB)"
     assert "latency" not in json.dumps(chart)
     assert display_unit("latency", "ns") == "ms"
+
+
+def test_names_reach_plotly_as_plain_text(tmp_path: Path) -> None:
+    """plotly draws a subset of HTML in legends, hovers and labels: a provider named with a
+    link or a style would be a clickable link, or restyle the chart. Only the spec's own
+    `<br>`, `<b>` and `<extra>` remain markup."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    hostile = '<a href="https://evil.example/">log in</a> <span style="font-size:90px">&amp;</span>'
+    for path in (content / "runs").glob("*layer-norm-backward-liger*"):
+        document = json.loads(path.read_text())
+        document["metadata"]["title"] = f"LayerNorm · {hostile} · backward"
+        path.write_text(json.dumps(document))
+    checked = check_content(content)
+    assert checked.ok, checked.problems
+    kernel = next(k for k in analyse(checked.catalog).kernels if k.title == "LayerNorm")
+    (series,) = series_of(kernel, "backward")
+    chart = spec(series)
+    texts = list(_strings(chart))
+    assert plotly_text(hostile) in [t["name"] for t in chart["data"]]
+    assert plotly_text(hostile) == (
+        '&lt;a href="https://evil.example/"&gt;log in&lt;/a&gt; '
+        '&lt;span style="font-size:90px"&gt;&amp;amp;&lt;/span&gt;'
+    )
+    tags = {tag for text in texts for tag in re.findall(r"</?([a-z]+)", text)}
+    assert tags <= {"br", "b", "extra"}
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
