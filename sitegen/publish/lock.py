@@ -21,6 +21,7 @@ from pathlib import Path
 from sitegen.publish.errors import OutputBusy, WriteError
 
 LOCK_INFIX = ".sitegen-lock"
+PID_WIDTH = 24  # the holder's process id, a newline and spaces
 
 
 def lock_path(target: Path) -> Path:
@@ -48,8 +49,8 @@ def locked(target: Path, wait: bool = False) -> Iterator[None]:
                 "run again when it has finished (sitegen build --wait waits for it)"
             ) from None
         with contextlib.suppress(OSError):  # the holder's pid, for the message above
-            os.ftruncate(descriptor, 0)
-            os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+            os.pwrite(descriptor, f"{os.getpid()}\n".ljust(PID_WIDTH).encode(), 0)
+            os.ftruncate(descriptor, PID_WIDTH)  # written whole over the last, never emptied
         yield
     finally:
         os.close(descriptor)  # the lock goes with the last descriptor, the workers' included
@@ -57,7 +58,7 @@ def locked(target: Path, wait: bool = False) -> Iterator[None]:
 
 def _holder(descriptor: int) -> str:
     try:
-        text = os.pread(descriptor, 32, 0).decode("ascii").strip()
+        text = os.pread(descriptor, PID_WIDTH, 0).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return ""
     return f" (process {text})" if text.isdigit() else ""
