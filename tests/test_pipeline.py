@@ -456,3 +456,72 @@ def test_serve_removes_its_site_when_stopped(tmp_path: Path, stop: str) -> None:
         process.send_signal(getattr(signal, stop))
         assert process.wait(timeout=60) == 0
     assert not list(tmp_path.glob("sitegen-serve-*"))
+
+
+# --- check and build agree ------------------------------------------------------------------------
+
+INVALID = sorted(
+    case
+    for case in (FIXTURES / "invalid").iterdir()
+    if case.is_dir() and not (case / "args.txt").exists()  # build has no --strict
+)
+
+
+@pytest.fixture(scope="module")
+def good_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    out = tmp_path_factory.mktemp("good") / "public"
+    assert build_site(SITE_CONTENT, out).out_dir is not None
+    return out, tree(out)
+
+
+@pytest.mark.parametrize("case", INVALID, ids=[c.name for c in INVALID])
+def test_build_refuses_exactly_what_check_refuses(
+    case: Path,
+    good_site: tuple[Path, dict[str, bytes]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every invalid tree: `build` prints `check`'s report, exits as it does, and the previous
+    site is byte-identical; nothing `check` passes can make `build` fail (page paths included)."""
+    out = tmp_path / "public"
+    shutil.copytree(good_site[0], out)
+    monkeypatch.chdir(case)
+    checked = main(["check", "content"])
+    report = capsys.readouterr().out
+    built = main(["build", "content", "--out", str(out)])
+    captured = capsys.readouterr()
+    if checked:
+        assert (built, captured.out) == (checked, report)
+        assert captured.err == "build failed: nothing was written\n"
+        assert tree(out) == good_site[1]
+    else:  # warnings only: the build goes on, and prints them
+        assert built == 0, captured
+        assert captured.err.splitlines()[: len(report.splitlines()) - 1] == report.splitlines()[:-1]
+
+
+@pytest.mark.parametrize(
+    ("epoch", "reason"),
+    [
+        ("1e9", "not a whole number of seconds since 1970: '1e9'"),
+        (" 1752775200", "not a whole number of seconds since 1970: ' 1752775200'"),
+        ("\u0661\u0662\u0663", "not a whole number of seconds since 1970: '\u0661\u0662\u0663'"),
+        ("-1", "not a whole number of seconds since 1970: '-1'"),
+        ("999999999999", "out of range: '999999999999'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_an_odd_source_date_epoch_is_one_line(
+    epoch: str,
+    reason: str,
+    command: str,
+    good_site: tuple[Path, dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, before = good_site
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    arguments = [command, str(SITE_CONTENT)] + (["--out", str(out)] if command == "build" else [])
+    assert main(arguments) == 2
+    assert capsys.readouterr().err == f"sitegen {command}: SOURCE_DATE_EPOCH: {reason}\n"
+    assert tree(out) == before

@@ -9,6 +9,7 @@ from typing import Any
 
 from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
 from sitegen.model.problems import format_report
+from sitegen.model.values import EpochError
 from sitegen.pipeline import check_content
 
 
@@ -29,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.content_dir.is_dir():
         print(f"sitegen check: {args.content_dir}: no such directory", file=sys.stderr)
         return EXIT_USAGE
-    checked = check_content(args.content_dir, strict=args.strict)
+    try:
+        checked = check_content(args.content_dir, strict=args.strict)
+    except EpochError as error:
+        print(f"sitegen check: {error}", file=sys.stderr)
+        return EXIT_USAGE
     print(format_report(checked.problems, checked.resource_count, checked.file_count))
     return EXIT_OK if checked.ok else EXIT_CONTENT

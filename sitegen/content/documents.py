@@ -197,7 +197,7 @@ def validate_resource(
             )
         )
         return None
-    if kind not in KINDS or (expected_kind and kind != expected_kind):
+    if not isinstance(kind, str) or kind not in KINDS or (expected_kind and kind != expected_kind):
         allowed = expected_kind or "one of " + ", ".join(sorted(KINDS))
         problems.append(
             Problem(shown, f"{prefix}kind", f"expected {allowed}, got {describe(kind)}")

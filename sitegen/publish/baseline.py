@@ -244,7 +244,7 @@ def _manifest_file(path: Path) -> Manifest:
         data = path.read_bytes()
     except OSError as error:
         raise BaseError(f"{path}: {error.strerror or error}") from error
-    return _parse(data, str(path))
+    return parse_manifest_bytes(data, str(path))
 
 
 def fetch_manifest(url: str) -> Manifest:
@@ -265,7 +265,7 @@ def fetch_manifest(url: str) -> Manifest:
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         raise BaseError(f"{url}: {reason}") from error
-    return _parse(data, url)
+    return parse_manifest_bytes(data, url)
 
 
 _LOOPBACK = "this machine"
@@ -337,7 +337,7 @@ def _loopback(host: str | None) -> bool:
         return False
 
 
-def _parse(data: bytes, where: str) -> Manifest:
+def parse_manifest_bytes(data: bytes, where: str) -> Manifest:
     """A manifest's bytes, read as strictly as content; BaseError naming what is wrong."""
     try:
         text = data.decode("utf-8")

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import re
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,3 +172,77 @@ def test_a_patch_moves_each_changed_file_in_and_deletes_the_gone(tmp_path: Path)
     assert beside(tmp_path) == ["public"]
     with pytest.raises(OutputError):
         patch.delete("../outside")
+
+
+# --- a file system that refuses writes: one line, exit 2, the previous site as it was -----------
+
+
+@pytest.mark.parametrize("where", ["lock", "staging", "page in a worker", "page"])
+def test_a_file_system_that_refuses_writes_is_one_line_and_keeps_the_site(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sitegen.process
+    import sitegen.publish.write
+    import sitegen.render.render
+
+    out = tmp_path / "public"
+    assert build_site(SITE_CONTENT, out).out_dir is not None
+    before = snapshot(out)
+    read_only = OSError(errno.EROFS, os.strerror(errno.EROFS))
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    if where == "lock":
+        real_open = os.open
+
+        def refusing_open(path: Any, *args: Any) -> int:
+            if str(path).endswith(".sitegen-lock"):
+                raise read_only
+            return real_open(path, *args)
+
+        monkeypatch.setattr(os, "open", refusing_open)
+        expected = f"cannot write {tmp_path}/.public.sitegen-lock: Read-only file system"
+    elif where == "staging":
+        real_mkdtemp = tempfile.mkdtemp
+
+        def refusing_mkdtemp(*args: Any, **kwargs: Any) -> str:
+            if ".staging-" in kwargs.get("prefix", ""):
+                raise read_only
+            return real_mkdtemp(*args, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkdtemp", refusing_mkdtemp)
+        expected = f"cannot write {tmp_path}: Read-only file system"
+    else:
+        if where == "page in a worker":
+            monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 0)
+            monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
+        written = []
+        real_write = sitegen.publish.write._write_all
+
+        def filling(descriptor: int, data: Any) -> None:
+            written.append(1)
+            if len(written) > 20:
+                raise full
+            real_write(descriptor, data)
+
+        monkeypatch.setattr(sitegen.publish.write, "_write_all", filling)
+        expected = f"cannot write {out.resolve()}/PATH: No space left on device"
+    assert main(["build", str(SITE_CONTENT), "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    pattern = re.escape(f"sitegen build: {expected}\n").replace("PATH", r"\S+")
+    assert re.fullmatch(pattern, captured.err), captured.err
+    assert snapshot(out) == before
+    assert beside(tmp_path) == ["public"]
+
+
+def test_a_patch_never_writes_through_a_link_in_the_output(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    write_site({"a/index.html": b"a", "b/index.html": b"b"}, out)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(out / "a")
+    (out / "a").symlink_to(outside)
+    refused = r"public/a: it is not a folder sitegen made"
+    with pytest.raises(OutputError, match=refused), patched(out) as patch:
+        patch.write("a/index.html", b"through the link")
+    with pytest.raises(OutputError, match=refused), patched(out) as patch:
+        patch.delete("a/index.html")
+    assert list(outside.iterdir()) == []
