@@ -69,6 +69,10 @@ def load_content(
     problems: list[Problem] = []
     label = content_dir.resolve().name or "content"
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
+    if not files and not problems:  # a build of it would replace a site with an empty one
+        problems.append(
+            Problem(label, "-", "no content: not one .json or .jsonl file", "is it the right folder?")
+        )
     if cache is not None:
         return _load_cached(files, problems, cache, workers, meanwhile)
     resources: list[LoadedResource] = []
