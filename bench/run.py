@@ -260,10 +260,16 @@ def sitegen_command(
 
 
 def against_env(checkout: Path) -> dict[str, str]:
-    """The environment that runs another checkout's sitegen with this interpreter: its folder
-    on the path ahead of this checkout's editable install (`measure` runs it from there, as
-    `python -m` puts the working directory first)."""
+    """The environment that runs another checkout's sitegen: from its folder (`measure` runs it
+    there, as `python -m` puts the working directory first on the path)."""
     return {**BUILD_ENV, "PYTHONPATH": str(checkout)}
+
+
+def against_python(checkout: Path) -> str:
+    """The interpreter of the other checkout's own environment where it has one (`.venv`, its
+    package installed editable: its templates then resolve there too), else this one."""
+    own = checkout / ".venv" / "bin" / "python"
+    return str(own) if own.is_file() else sys.executable
 
 
 def warm(checkout: Path) -> None:
@@ -275,7 +281,7 @@ def warm(checkout: Path) -> None:
     BUILDS.mkdir(parents=True, exist_ok=True)
     content = REPOSITORY / "tests" / "fixtures" / "site" / "content"
     subprocess.run(
-        sitegen_command(content, out),
+        sitegen_command(content, out, python=against_python(checkout)),
         env=against_env(checkout),
         cwd=checkout,
         check=True,
@@ -310,7 +316,7 @@ def bench_size(
     tools = {"sitegen": lambda out: sitegen_command(content, out)}
     envs: dict[str, dict[str, str]] = {}
     if against is not None:
-        tools["against"] = lambda out: sitegen_command(content, out)
+        tools["against"] = lambda out: sitegen_command(content, out, python=against_python(against))
         envs["against"] = against_env(against)
     if with_hugo:
         binary = hugo_binary()
@@ -377,7 +383,7 @@ def bench_real(
                 *((python, found, None) for python, found in others.items()),
             ]
             if against is not None:
-                builds.insert(number % 2, (sys.executable, old, against_env(against)))
+                builds.insert(number % 2, (against_python(against), old, against_env(against)))
             for python, found, env in builds:
                 tmpfs.clear(in_memory)
                 os.sync()  # the disk build's and the floor's writes flushed first, not during it
@@ -757,7 +763,8 @@ def main() -> None:
         type=Path,
         metavar="CHECKOUT",
         help="also build each size and the real catalog with another checkout's code (a git "
-        "worktree of an earlier commit), alternating with this one's; reports the ratios",
+        "worktree of an earlier commit; its own .venv if it has one), alternating with this "
+        "one's; reports the ratios",
     )
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest")

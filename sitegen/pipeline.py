@@ -7,19 +7,28 @@ can never disagree about the content. `sitegen build --incremental` and every re
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
 from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.catalog import Catalog, resolve
-from sitegen.content.load import LoadCache, LoadResult, load_content, load_documents
+from sitegen.content.load import (
+    LoadCache,
+    LoadResult,
+    content_label,
+    load_content,
+    load_documents,
+)
 from sitegen.content.reports import load_reports
-from sitegen.model.problems import Problem, errors, promote_warnings
+from sitegen.model.problems import Problem, Severity, errors, promote_warnings
 from sitegen.model.values import source_date
+from sitegen.progress import QUIET, Progress
 from sitegen.publish.compare import Baseline, compare
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.incremental import (
@@ -44,6 +53,13 @@ if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the con
     from jinja2 import Environment
 
 
+@contextlib.contextmanager
+def _stage(progress: Progress, name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    progress.stage(name, time.perf_counter() - started)
+
+
 class CheckedContent(NamedTuple):
     catalog: Catalog
     problems: list[Problem]  # sorted; errors and warnings
@@ -62,6 +78,7 @@ def check_content(
     strict: bool = False,
     load_cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
+    progress: Progress = QUIET,
 ) -> CheckedContent:
     """Load and validate every file, resolve every reference, then plan every page's path:
     everything a build relies on, so that content that checks clean always builds.
@@ -72,8 +89,10 @@ def check_content(
     """
     source_date(os.environ.get("SOURCE_DATE_EPOCH"))
     with process.collecting_less():
-        loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
-        return _checked(loaded, strict)
+        with _stage(progress, "load"):
+            loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
+        with _stage(progress, "resolve"):
+            return _checked(loaded, strict, content_label(content_dir))
 
 
 def check_documents(
@@ -83,12 +102,15 @@ def check_documents(
     importer checks before it writes anything."""
     source_date(os.environ.get("SOURCE_DATE_EPOCH"))
     with process.collecting_less():
-        return _checked(load_documents(files, label), strict)
+        return _checked(load_documents(files, label), strict, label)
 
 
-def _checked(loaded: LoadResult, strict: bool) -> CheckedContent:
+def _checked(loaded: LoadResult, strict: bool, label: str) -> CheckedContent:
+    """Resolve, then (without errors) analyse and plan every page's path."""
     catalog, resolution_problems = resolve(loaded.resources, strict=strict)
     problems = [*loaded.problems, *resolution_problems]
+    if not loaded.resources and not errors(problems):
+        problems.append(_nothing_in(label))
     analysis = paths = None
     if not errors(problems):
         analysis = analyse(catalog)
@@ -98,6 +120,17 @@ def _checked(loaded: LoadResult, strict: bool) -> CheckedContent:
         problems = promote_warnings(problems)
     return CheckedContent(
         catalog, sorted(problems), len(loaded.resources), loaded.file_count, analysis, paths
+    )
+
+
+def _nothing_in(label: str) -> Problem:
+    """A tree without a resource builds a site of empty lists: most likely the wrong folder."""
+    return Problem(
+        label,
+        "-",
+        "no resources: the site built from it has no runs",
+        "is this the content tree? Resources are its .json files and .jsonl exports",
+        Severity.WARNING,
     )
 
 
@@ -115,7 +148,7 @@ def build_site(
     out_dir: Path,
     base_url: str | None = None,
     build_date: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress = QUIET,
     deployment: Deployment | None = None,
     baseline: Baseline | None = None,
     incremental: bool = False,
@@ -128,12 +161,14 @@ def build_site(
     its changes page compares it with (none when None). `incremental` reads and keeps the state
     in the user's cache folder; `state` is one held in memory instead (`sitegen serve`),
     updated in place. Either way only changed content is read again, only changed pages
-    rendered and only changed files written. The build holds the output's lock throughout
-    (publish/lock.py): another build into the same folder is refused, or with `wait` waits.
-    Raises OutputError for a refused output path (OutputBusy: locked; WriteError: the file
-    system refused a write), UrlError for a bad base URL, RenderError for a template that
-    fails, EpochError for a bad SOURCE_DATE_EPOCH; KeyboardInterrupt on Ctrl-C or SIGTERM.
-    Whatever it raises, the previous site is as it was, and no staging tree or worker is left.
+    rendered and only changed files written. `progress` hears of each stage and of the pages
+    rendered. The build holds the output's lock throughout (publish/lock.py): another build
+    into the same folder is refused, or with `wait` waits. Raises OutputError for a refused
+    output path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
+    UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
+    system that refuses, EpochError for a bad SOURCE_DATE_EPOCH, KeyboardInterrupt on Ctrl-C
+    (or SIGTERM, under the command line's guard). Whatever it raises, the previous site is as
+    it was (InterruptedAfterSwap: the new one is whole), and no staging tree or worker is left.
     """
     deployment = deployment or Deployment()
     if base_url is not None:
@@ -141,7 +176,7 @@ def build_site(
     # Refuse a dangerous output path before any work, and again before writing.
     target = check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
-    with locked(target, wait), process.terminate_interrupts():
+    with locked(target, wait):
         return _build(
             content_dir, out_dir, build_date, progress, deployment, baseline, incremental, state
         )
@@ -151,7 +186,7 @@ def _build(
     content_dir: Path,
     out_dir: Path,
     build_date: str | None,
-    progress: Callable[[int, int], None] | None,
+    progress: Progress,
     deployment: Deployment,
     baseline: Baseline | None,
     incremental: bool,
@@ -164,12 +199,17 @@ def _build(
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(_compile_templates)
         checked = check_content(
-            content_dir, load_cache=state.loads if state else None, meanwhile=templates
+            content_dir,
+            load_cache=state.loads if state else None,
+            meanwhile=templates,
+            progress=progress,
         )
         if not checked.ok or checked.analysis is None or checked.paths is None:
             return BuiltSite(checked, None, 0, 0, 0, [])
-        reports, warnings = load_reports(content_dir)
-        analysis = checked.analysis
+        with _stage(progress, "analyse"):  # done by the check: what is left is the reports
+            reports, warnings = load_reports(content_dir)
+            analysis = checked.analysis
+        planning = time.perf_counter()
         urls = site_urls(checked.paths, deployment.base_url)
 
         def manifest_now() -> Manifest:
@@ -198,6 +238,7 @@ def _build(
         )
         site = plan_site(inputs)
         pages = len(site.pages) + 1  # and the 404 page
+        progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
             key = _site_key(site, inputs)
             target = _write_incremental(
@@ -209,8 +250,13 @@ def _build(
                 warnings += [not_kept] if not_kept else []
             return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings)
         # Rendered straight into the staging tree, by worker processes on a big site.
+        environment = templates()
+        rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
-            file_count = render_into(site, urls, staging.write, progress, templates())
+            file_count = render_into(site, urls, staging.write, progress.pages, environment)
+            publishing = time.perf_counter()
+            progress.stage("render", publishing - rendering)
+        progress.stage("publish", time.perf_counter() - publishing)
     return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings)
 
 
@@ -241,7 +287,7 @@ def _write_incremental(
     state: State,
     site_key: str,
     environment: Environment,
-    progress: Callable[[int, int], None] | None,
+    progress: Progress,
     check_tree: bool,
 ) -> Path:
     """Render what changed; patch the previous output, or write a whole one if there is none
@@ -253,18 +299,24 @@ def _write_incremental(
         usable = state.tree == output_tree(target)
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
+    rendering = time.perf_counter()
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
-            render_into(site, urls, output, progress, environment)
+            render_into(site, urls, output, progress.pages, environment)
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
+            publishing = time.perf_counter()
+            progress.stage("render", publishing - rendering)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            render_into(site, urls, output, progress, environment)
+            render_into(site, urls, output, progress.pages, environment)
             output.finish()
+            publishing = time.perf_counter()
+            progress.stage("render", publishing - rendering)
+    progress.stage("publish", time.perf_counter() - publishing)
     state.outputs = output.outputs
     return target
 

@@ -75,7 +75,7 @@ def fork_context() -> ForkContext:
     return multiprocessing.get_context("fork")
 
 
-STOPPING_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextlib.contextmanager
@@ -84,7 +84,7 @@ def forking_workers() -> Iterator[None]:
     sent before `worker_signals` has run waits for it, instead of reaching a Python handler
     inherited from the parent (a worker that took it, raised and went on would wait forever on
     a queue's lock that a terminated sibling died holding)."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING_SIGNALS)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:
@@ -100,7 +100,7 @@ def worker_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING_SIGNALS)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def die_with_parent() -> None:
@@ -131,26 +131,51 @@ def _end_when_orphaned(parent: int) -> None:
     os._exit(1)
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM during a build, raised as Ctrl-C's KeyboardInterrupt is: the build cleans up."""
+# Signals that came while `interrupts_deferred` held them, acted on when it ends.
+_held: list[int] = []
+_holding = 0
 
 
 @contextlib.contextmanager
-def terminate_interrupts() -> Iterator[None]:
-    """While the block runs (in the main thread), SIGTERM interrupts it as Ctrl-C does, so a
-    stopped build removes its staging tree and stops its workers instead of leaving them."""
+def stopped_by_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM (a process manager, `kill`, a cancelled CI job) stops it as
+    Ctrl-C does: KeyboardInterrupt, so that what each stage holds is cleaned up on the way out,
+    except inside `interrupts_deferred`. A signal already ignored (a shell's background job
+    ignores SIGINT) stays ignored. The previous handlers come back after."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield  # only the main thread may set handlers; signals reach only it anyway
         return
-
-    def interrupt(number: int, frame: FrameType | None) -> None:
-        raise Interrupted
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    for number, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, _stop)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _stop(signal_number: int, frame: FrameType | None) -> None:
+    if _holding:
+        _held.append(signal_number)
+        return
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block has ended (under `stopped_by_signals`): a few
+    renames that must all happen, or none, are never cut in the middle."""
+    global _holding
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if not _holding and _held:
+            _held.clear()
+            raise KeyboardInterrupt  # even over the block's own error: stopping was asked for
 
 
 @contextlib.contextmanager
@@ -181,8 +206,10 @@ def frozen_for_fork() -> Iterator[None]:
 def exit_now(code: int) -> None:
     """End the command once its output is complete: flush the streams and skip the
     interpreter's teardown (a last collection and every module's caches), as mypy does."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        # Its reader may have gone (`| head`): there is nothing more to tell it.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
     os._exit(code)
 
 

@@ -1,4 +1,6 @@
-"""A real browser on the built site: charts draw, nothing errors, links lead to runs.
+"""A real browser on the built site: charts draw, nothing errors, links lead to runs; and on
+`sitegen serve`: a page reloads by itself after a rebuild, a failed build shows its report, a
+missing page is the site's own 404.
 
 Uses Debian's Chromium (`apt-get install chromium`) through Playwright. Never skipped: a missing
 browser is a failure, so CI cannot pass without having looked at a page. The server sends the
@@ -9,6 +11,11 @@ proven to draw under the production Content-Security-Policy.
 from __future__ import annotations
 
 import functools
+import json
+import shutil
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -106,47 +113,73 @@ def open_page(browser: Browser, url: str, problems: list[str]) -> Page:
     return page
 
 
-def test_kernel_chart_draws_and_links_to_a_run(browser: Browser, base_url: str) -> None:
+def draw_all(page: Page) -> None:
+    """Scroll every chart into view: a chart is drawn only once it comes near the screen."""
+    for chart in page.locator(".chart").all():
+        chart.scroll_into_view_if_needed()
+        chart.locator(".main-svg").first.wait_for(timeout=20_000)
+
+
+def test_kernel_chart_reads_its_series_and_ticks_and_leads_to_a_run_and_back(
+    browser: Browser, base_url: str
+) -> None:
     problems: list[str] = []
     page = open_page(browser, f"{base_url}/kernels/liger-layer-norm/", problems)
     with urlopen(f"{base_url}/kernels/liger-layer-norm/") as response:  # netlify.toml's policy
         assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
-    page.wait_for_selector(".chart .main-svg", timeout=20_000)
     charts = page.locator(".chart-block")
     assert charts.count() == 4  # forward on two GPUs, backward on H100, memory on H100
+    # Below the fold, nothing is drawn until it is scrolled to.
+    last = page.locator(".chart").last
+    assert last.locator(".main-svg").count() == 0
+    draw_all(page)
     assert page.locator(".chart .main-svg").count() >= 4
+    assert page.locator(".chart-fallback").count() == 0  # replaced by the drawing
     backward = page.locator("section#backward")
     legend = backward.locator(".legendtext").all_text_contents()
-    assert sorted(legend) == ["huggingface (baseline)", "liger"]
+    assert sorted(legend) == ["Liger", "Transformers (baseline)"]
     assert backward.locator(".chart .scatterlayer .trace").count() == 2
-    assert page.locator(".chart-fallback").count() == 0  # replaced by the drawing
-
-    link = backward.locator("table.ranking a[href^='/runs/']").first
+    ticks = backward.locator(".ytick text").all_text_contents()
+    assert ticks and all(t.endswith(" µs") for t in ticks), ticks  # the unit on every tick
+    assert any(t.replace(",", "").split()[0].isdigit() for t in ticks)
+    # A ranking row leads to its run; the run page leads back to that row, in its chart.
+    row = backward.locator("table.ranking tr[id^='run-']").first
+    row_id = row.get_attribute("id")
+    link = row.locator("a[href^='/runs/']").first
     href = link.get_attribute("href")
     link.click()
     page.wait_for_url(f"{base_url}{href}")
     assert page.locator("h1").inner_text().startswith("LayerNorm · ")
     assert page.locator("code.digest").inner_text().startswith("sha256:")
+    assert "Is this the fastest here?" in page.locator("#rank-heading").inner_text()
+    page.locator(".ranking-here a", has_text="See it in its chart").click()
+    page.wait_for_url(f"{base_url}/kernels/liger-layer-norm/#{row_id}")
+    target = page.locator(f"#{row_id}")
+    assert target.is_visible() and target.evaluate("e => e.matches(':target')")
+    chart = target.locator("xpath=ancestor::figure[1]").locator(".chart")
+    chart.locator(".main-svg").first.wait_for(timeout=20_000)  # its chart, drawn on arrival
     assert problems == []
 
 
 def test_chart_click_opens_the_run(browser: Browser, base_url: str) -> None:
     problems: list[str] = []
     page = open_page(browser, f"{base_url}/kernels/liger-layer-norm/", problems)
+    chart = page.locator("section#backward .chart").first
+    chart.scroll_into_view_if_needed()
     page.wait_for_selector("section#backward .main-svg", timeout=20_000)
-    chart_id = page.locator("section#backward .chart").first.get_attribute("id")
-    # Plotly's own click event, as a user clicking the liger point at hidden = 16384 raises it.
+    chart_id = chart.get_attribute("id")
+    # Plotly's own click event, as a user clicking the Liger point at hidden = 16384 raises it.
     page.evaluate(
         """(id) => {
             const chart = document.getElementById(id);
-            const trace = chart.data.findIndex((t) => t.name === "liger");
+            const trace = chart.data.findIndex((t) => t.name === "Liger");
             chart.emit("plotly_click", {points: [{customdata: chart.data[trace].customdata[2]}]});
         }""",
         chart_id,
     )
     page.wait_for_url(f"{base_url}/runs/f0cf6dd69e048a9b/")
     assert page.locator("h1").inner_text() == "LayerNorm · liger · backward"
-    assert "0.578 ms" in page.locator(".headline").inner_text()
+    assert "578 µs" in page.locator(".headline").inner_text()
     assert problems == []
 
 
@@ -162,7 +195,7 @@ def test_run_page_without_errors(browser: Browser, base_url: str) -> None:
 def test_preview_banner_and_changes_page(browser: Browser, preview_url: str) -> None:
     problems: list[str] = []
     page = open_page(browser, f"{preview_url}/kernels/liger-layer-norm/", problems)
-    page.wait_for_selector(".chart .main-svg", timeout=20_000)
+    draw_all(page)
     banner = page.locator(".preview-banner")
     assert banner.inner_text().strip() == (
         "Deploy preview for pull request #3 · commit 0123456 · see what it changes →"
@@ -174,5 +207,55 @@ def test_preview_banner_and_changes_page(browser: Browser, preview_url: str) -> 
     assert page.locator("meta[name=robots]").get_attribute("content") == "noindex"
     page.locator("table.run-changes a", has_text="LayerNorm · liger · backward").click()
     page.wait_for_url(f"{preview_url}/runs/**")
-    assert "0.183 ms" in page.locator(".headline").inner_text()
+    assert "183 µs" in page.locator(".headline").inner_text()
     assert problems == []
+
+
+def test_serve_reloads_the_page_after_a_rebuild(browser: Browser, tmp_path: Path) -> None:
+    """Edit a run while its kernel page is open: the page reloads with the new value, nobody
+    pressing anything; a broken file shows its report over the page, escaped, and mending it
+    takes the report away; a missing path is the site's 404 page with status 404."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    run = next((content / "runs").glob("liger-layer-norm-backward-huggingface-*hidden16384-*"))
+    command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as (
+        server
+    ):
+        assert server.stdout is not None
+        url = next(line.split()[1] for line in server.stdout if line.startswith("serving "))
+        try:
+            problems: list[str] = []
+            page = open_page(browser, f"{url}kernels/liger-layer-norm/", problems)
+            backward = page.locator("section#backward table.ranking")
+            # 642 µs; once edited, 4.32 ms (the table's unit follows its largest value)
+            assert "642" in backward.inner_text() and "4.32" not in backward.inner_text()
+            page.evaluate("window.sitegenBefore = true")  # gone once the page reloads
+
+            document = json.loads(run.read_text())
+            document["spec"]["timing"]["latencyNs"]["median"] = 4_321_000
+            run.write_text(json.dumps(document, indent=2))
+            page.locator("section#backward table.ranking", has_text="4.32").wait_for()
+            assert page.evaluate("window.sitegenBefore") is None
+
+            hostile = content / "runs" / "zz <img src=x onerror=alert(1)>.json"
+            hostile.write_text("{")
+            report = page.locator("#sitegen-build-error")
+            report.wait_for()
+            assert report.locator("img").count() == 0
+            assert "zz <img src=x onerror=alert(1)>.json: 1:2: invalid JSON" in report.inner_text()
+            assert "4.32" in backward.inner_text()  # the last good site, still shown
+            page.evaluate("window.sitegenBefore = true")
+            hostile.unlink()  # mended: the same site as before it, so the report goes, no reload
+            report.wait_for(state="detached")
+            assert page.evaluate("window.sitegenBefore") is True
+            # Each reload ends the page's event stream mid-request: that is not a failure.
+            assert [p for p in problems if "/__sitegen/events" not in p] == []
+
+            missing = browser.new_page()
+            response = missing.goto(f"{url}no/such/page/")
+            assert response is not None and response.status == 404
+            assert missing.locator("h1").inner_text() == "Page not found"
+        finally:
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=30) == 0

@@ -22,7 +22,7 @@ from xml.etree import ElementTree
 import pytest
 
 from sitegen.cli import main
-from sitegen.pipeline import build_site, manifest_of_content
+from sitegen.pipeline import Progress, build_site, manifest_of_content
 from sitegen.publish.manifest import manifest_document
 from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED, beside
 
@@ -72,9 +72,11 @@ def test_seed_run_page(site: Path) -> None:
     page = (site / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
     assert "<title>LayerNorm · liger · backward · kernelindex</title>" in page
     assert "<h1>LayerNorm · liger · backward</h1>" in page
-    assert "0.578 ms" in page
+    assert "578 µs" in page
     assert "577,632 ns" in page
-    assert "p20 0.575 / p80 0.580 ms" in page
+    assert "p20 575 / p80 580 µs" in page
+    assert "Fastest of 2 implementations at this workload, pass and GPU" in page
+    assert 'href="/kernels/liger-layer-norm/#run-f0cf6dd69e048a9b"' in page
     assert 'href="/protocols/liger-bench-do-bench-backward/"' in page
     assert 'href="/gpus/liger-bench-nvidia-h100-80gb-hbm3/"' in page
     assert 'href="/workloads/liger-layer-norm-hidden16384-rows4096-fp32/"' in page
@@ -98,14 +100,16 @@ def test_layer_norm_kernel_page(site: Path) -> None:
     backward = next(p for p in twin["passes"] if p["pass"] == "backward")
     h100 = next(g for g in backward["gpus"] if "H100" in g["label"])
     chart = h100["charts"][0]["chart"]
-    assert sorted(t["name"] for t in chart["data"]) == ["huggingface (baseline)", "liger"]
-    liger = next(t for t in chart["data"] if t["name"] == "liger")
+    assert sorted(t["name"] for t in chart["data"]) == ["Liger", "Transformers (baseline)"]
+    liger = next(t for t in chart["data"] if t["name"] == "Liger")
     assert liger["x"] == [1024, 4096, 16384]
     assert liger["customdata"][-1] == "/runs/f0cf6dd69e048a9b/"
     assert liger["error_y"]["symmetric"] is False
     assert "plotly-" in page and 'class="chart-spec"' in page
     assert "Not measured in this pass on" in page  # A100 has no backward runs
     assert "Peak memory allocated" in page or "Peak memory" in page
+    assert 'id="run-f0cf6dd69e048a9b"' in page  # the run page's link lands on its row
+    assert "0.00×" not in page
     assert "Liger-Kernel, BSD-2-Clause, Copyright 2024 LinkedIn Corporation" in page
 
 
@@ -151,7 +155,7 @@ def test_export_only_tree_gets_a_kernel_chart(tmp_path: Path) -> None:
     assert twin["kernel"]["title"] == "LayerNorm"
     chart = twin["passes"][0]["gpus"][0]["charts"][0]
     assert twin["passes"][0]["pass"] == "backward"
-    assert chart["chart"]["data"][0]["name"] == "liger"
+    assert chart["chart"]["data"][0]["name"] == "Liger"  # the importer's name for `liger`
     assert chart["chart"]["data"][0]["x"] == [16384]  # from the externalId's caseKey
 
 
@@ -225,46 +229,6 @@ def test_source_date_epoch_is_the_only_clock(tmp_path: Path) -> None:
     assert "Built 2025-07-17 18:00 UTC" in (out / "index.html").read_text()
 
 
-def test_serve_rebuilds_and_serves(tmp_path: Path) -> None:
-    from urllib.request import urlopen
-
-    from sitegen.serve.server import rebuild, start_server
-
-    content = tmp_path / "content"
-    shutil.copytree(SITE_CONTENT, content)
-    out = tmp_path / "site"
-    outcome = rebuild(content, out, None)
-    assert outcome.ok and outcome.state.outputs
-    server = start_server(out, 0)
-    try:
-        url = f"http://127.0.0.1:{server.server_port}/runs/f0cf6dd69e048a9b/"
-        with urlopen(url) as response:
-            assert "LayerNorm · liger · backward" in response.read().decode()
-        # A broken edit: the rebuild fails and the previous site keeps being served.
-        bad = content / "runs" / "bad.json"
-        bad.write_text("{")
-        failed = rebuild(content, out, None, outcome)
-        assert not failed.ok and failed.state is outcome.state
-        with urlopen(url) as response:
-            assert response.status == 200
-        before = tree(out)
-        # Then a good run edited while bad.json is still there: still an error.
-        run = sorted((content / "runs").glob("liger-layer-norm-*.json"))[0]
-        document = json.loads(run.read_text())
-        document["metadata"]["title"] += " (edited)"
-        run.write_text(json.dumps(document))
-        assert not rebuild(content, out, None, failed).ok
-        assert tree(out) == before
-        bad.unlink()
-        mended = rebuild(content, out, None, failed)
-        assert mended.ok and "(edited)" in (out / "index.json").read_text() + "".join(
-            p.read_text() for p in (out / "runs").glob("*/index.json")
-        )
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_parallel_render_writes_the_golden_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -278,12 +242,28 @@ def test_parallel_render_writes_the_golden_tree(
     monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
     monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 0)
     monkeypatch.setattr(sitegen.render.render, "CHUNK_PAGES", 7)
-    seen: list[tuple[int, int]] = []
     out = tmp_path / "public"
-    built = build_site(SITE_CONTENT, out, progress=lambda done, total: seen.append((done, total)))
+    progress = Heard()
+    built = build_site(SITE_CONTENT, out, progress=progress)
     assert built.out_dir == out.resolve()
     assert tree(out) == tree(GOLDEN)
-    assert seen[-1][0] == seen[-1][1] == built.page_count - 1
+    assert progress.pages_seen[-1][0] == progress.pages_seen[-1][1] == built.page_count - 1
+    assert progress.stages == ["load", "resolve", "analyse", "plan", "render", "publish"]
+
+
+class Heard(Progress):
+    """What a build reported, in order."""
+
+    def __init__(self) -> None:
+        self.stages: list[str] = []
+        self.pages_seen: list[tuple[int, int]] = []
+
+    def stage(self, name: str, seconds: float) -> None:
+        assert seconds >= 0
+        self.stages.append(name)
+
+    def pages(self, done: int, total: int) -> None:
+        self.pages_seen.append((done, total))
 
 
 @pytest.mark.parametrize("where", ["worker", "parent", "worker dies"])
@@ -430,34 +410,6 @@ def test_long_run_lists_continue_on_numbered_pages(
     assert sum(1 for u in twin["usedBy"] if u["kind"] == "BenchmarkRun") == total
 
 
-@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
-def test_serve_removes_its_site_when_stopped(tmp_path: Path, stop: str) -> None:
-    """Ctrl-C or a process manager's SIGTERM: `sitegen serve` exits 0 and leaves no site behind."""
-    import signal
-
-    command = [sys.executable, "-m", "sitegen", "serve", str(SITE_CONTENT), "--port", "0"]
-    environment = {**os.environ, "TMPDIR": str(tmp_path)}
-    with subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=environment,
-        # As from a terminal: a shell's background job (CI, say) would pass SIGINT on ignored.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    ) as process:
-        assert process.stdout is not None
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if line.startswith("serving "):
-                break
-        assert list(tmp_path.glob("sitegen-serve-*/site/index.html")), lines
-        process.send_signal(getattr(signal, stop))
-        assert process.wait(timeout=60) == 0
-    assert not list(tmp_path.glob("sitegen-serve-*"))
-
-
 # --- check and build agree ------------------------------------------------------------------------
 
 INVALID = sorted(
@@ -493,11 +445,11 @@ def test_build_refuses_exactly_what_check_refuses(
     captured = capsys.readouterr()
     if checked:
         assert (built, captured.out) == (checked, report)
-        assert captured.err == "build failed: nothing was written\n"
+        assert captured.err.splitlines()[-1] == "build failed: nothing was written"
         assert tree(out) == good_site[1]
     else:  # warnings only: the build goes on, and prints them
         assert built == 0, captured
-        assert captured.err.splitlines()[: len(report.splitlines()) - 1] == report.splitlines()[:-1]
+        assert set(report.splitlines()[:-1]) <= set(captured.err.splitlines())
 
 
 @pytest.mark.parametrize(

@@ -139,3 +139,31 @@ def test_a_worker_started_after_its_parent_died_ends_itself(
     monkeypatch.setattr(os, "_exit", ended.append)
     process.die_with_parent()
     assert ended == [1]
+
+
+def test_interrupts_wait_for_the_deferred_block_then_stop() -> None:
+    """Under `stopped_by_signals`, SIGTERM inside `interrupts_deferred` lets the block finish,
+    then raises; one outside raises at once; nothing is left held for a later block."""
+    import os
+    import signal
+
+    import pytest
+
+    from sitegen.process import interrupts_deferred, stopped_by_signals
+
+    done = []
+    with stopped_by_signals():
+        with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            done.append("after the signal")
+        assert done == ["after the signal"]
+        with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            raise OSError("the block's own error")
+        with interrupts_deferred():
+            done.append("a later block, not interrupted")
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                done.append("never: outside a deferred block it stops at once")
+    assert done == ["after the signal", "a later block, not interrupted"]

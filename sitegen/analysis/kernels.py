@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -25,12 +25,13 @@ from sitegen.content.run_summary import (
     Shape,
     Value,
 )
-from sitegen.importers.registry import shape_of
+from sitegen.importers.registry import provider, release_of, shape_of
 from sitegen.model.names import kebab
 
-PASS_ORDER = ("forward", "backward", "full")
-_PASS_SUFFIX = re.compile(r"-(forward|backward|full)$")
-_PASS_IN_TITLE = re.compile(r"·\s*([a-z]+) pass$")
+PASS_ORDER = ("forward", "no-grad-forward", "backward", "full")
+# A forward pass without autograd's bookkeeping (`torch.no_grad()`) is a pass of its own.
+_PASS_SUFFIX = re.compile(r"-((?:no-grad-)?forward|backward|full)$")
+_PASS_IN_TITLE = re.compile(r"·\s*([a-z][a-z-]*) pass$")
 
 
 # Named tuples, as the site's records: made in C once per run, and cheap to define at start.
@@ -57,6 +58,7 @@ class RunFacts(NamedTuple):
     protocol: str
     environment: str
     source: str  # sourceNative.source, or ""
+    release: str  # the release of the measured code, as its importer reads the labels; ""
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -70,6 +72,16 @@ class RunFacts(NamedTuple):
     def title(self) -> str:
         return self.entry.title or self.entry.name
 
+    @property
+    def series_key(self) -> str:
+        """The series the run belongs to: its implementation as its title names it."""
+        return f"{self.implementation}/{self.provider}"
+
+    @property
+    def cohort(self) -> tuple[str, str, str]:
+        """What a run is ranked within: the same workload, protocol and environment."""
+        return (self.workload, self.protocol, self.environment)
+
     def value(self, metric: str, unit: str) -> Value | None:
         for value in self.values:
             if value.metric == metric and value.unit == unit:
@@ -77,13 +89,27 @@ class RunFacts(NamedTuple):
         return None
 
 
-class Implementation(NamedTuple):
-    """An implementation as one kernel page shows it."""
+class Series(NamedTuple):
+    """One line of a kernel's charts: an implementation as its runs' titles name it.
 
-    digest: str
-    label: str
-    baseline: bool
-    entry: LoadedResource | None
+    The format can give two providers one ImplementationRevision (eager PyTorch and
+    torch.compile: their specs agree, FORMAT.md §5), so a series is the implementation's digest
+    with the provider a run's title names, never the digest alone.
+    """
+
+    key: str  # `<implementation digest>/<provider>`: unique within a kernel
+    implementation: str  # the ImplementationRevision digest
+    provider: str  # as the runs' titles spell it: `huggingface`
+    label: str  # its display name, unique within the kernel: `Transformers`
+    renamed: bool  # the label is not the provider respelled (`Transformers`, `huggingface`)
+    baseline_role: bool  # its implementation has `role: baseline`, or its provider is a baseline
+    entry: LoadedResource | None  # the ImplementationRevision, when the catalog has it
+
+
+def spelled_alike(label: str, provider: str) -> bool:
+    """Whether a display name only respells the provider (`Liger cuTile`, `liger_cutile`): then
+    the provider is not shown beside it."""
+    return re.sub(r"[^a-z0-9]", "", label.lower()) == re.sub(r"[^a-z0-9]", "", provider.lower())
 
 
 class Kernel(NamedTuple):
@@ -92,15 +118,26 @@ class Kernel(NamedTuple):
     slug: str  # the URL name before disambiguation
     operation: LoadedResource | None
     runs: tuple[RunFacts, ...]  # sorted by title then digest
-    implementations: tuple[Implementation, ...]
+    series: tuple[Series, ...]  # sorted by label
     pass_names: tuple[str, ...]  # in page order (forward, backward, full, others by name)
     environments: tuple[str, ...]
+    baselines: tuple[tuple[str, str], ...]  # (pass, series key): the one baseline of each pass
+
+    @property
+    def series_by_key(self) -> dict[str, Series]:
+        """Each series by its key (made anew on each call: cache it where it is read often)."""
+        return {series.key: series for series in self.series}
+
+    def baseline_of(self, pass_name: str) -> str | None:
+        """The key of the pass's baseline series (see `_baselines` for the rule)."""
+        return dict(self.baselines).get(pass_name)
 
 
 class Analysis(NamedTuple):
     runs: dict[str, RunFacts]  # by digest, sorted
     kernels: tuple[Kernel, ...]  # sorted by title then key
     newest: tuple[RunFacts, ...]  # every run, newest first (`newest_first`)
+    cohorts: dict[tuple[str, str, str], tuple[RunFacts, ...]]  # RunFacts.cohort → its runs
 
 
 def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:
@@ -149,7 +186,15 @@ def analyse(catalog: Catalog) -> Analysis:
     for key, runs in runs_by_kernel.items():
         kernels.append(_kernel(key, runs, catalog))
     kernels.sort(key=lambda k: (k.title.lower(), k.key))
-    return Analysis(facts, tuple(kernels), tuple(newest_first(facts.values())))
+    cohorts: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
+    for run in facts.values():
+        cohorts[run.cohort].append(run)
+    return Analysis(
+        facts,
+        tuple(kernels),
+        tuple(newest_first(facts.values())),
+        {key: tuple(runs) for key, runs in cohorts.items()},
+    )
 
 
 def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]) -> RunFacts:
@@ -211,6 +256,7 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         protocol=sys.intern(summary.protocol),
         environment=sys.intern(summary.environment),
         source=sys.intern(summary.source),
+        release=sys.intern(release_of(summary.source, dict(summary.labels)) or ""),
     )
 
 
@@ -225,32 +271,69 @@ def _kernel(key: str, runs: list[RunFacts], catalog: Catalog) -> Kernel:
         title, slug = operation.title or operation.name, operation.name
     else:
         title, slug = runs[0].kernel_title, runs[0].kernel_slug
+    series = _series(runs, catalog)
     return Kernel(
         key,
         title,
         slug,
         operation,
         tuple(runs),
-        tuple(_implementations(runs, catalog).values()),
+        series,
         tuple(sorted({run.pass_name for run in runs}, key=_pass_rank)),
         tuple(sorted({r.environment for r in runs})),
+        _baselines(runs, {s.key: s for s in series}),
     )
 
 
-def _implementations(runs: list[RunFacts], catalog: Catalog) -> dict[str, Implementation]:
-    """One label per implementation digest: the first provider its runs' titles name."""
-    providers: dict[str, set[str]] = defaultdict(set)
+def _series(runs: list[RunFacts], catalog: Catalog) -> tuple[Series, ...]:
+    """Each implementation as its runs' titles name it, with its display name (the importer's
+    word for the provider, else the provider as written), made unique within the kernel, and
+    whether it is a baseline (its implementation's role, or its provider's)."""
+    first: dict[str, RunFacts] = {}
     for run in runs:
-        providers[run.implementation].add(run.provider)
+        first.setdefault(run.series_key, run)
     found = []
-    for digest_value, names in providers.items():
-        entry = catalog.get(digest_value, "ImplementationRevision")
+    for key, run in first.items():
+        entry = catalog.get(run.implementation, "ImplementationRevision")
         labels = (entry.metadata.get("labels") or {}) if entry else {}
-        found.append(
-            Implementation(digest_value, sorted(names)[0], labels.get("role") == "baseline", entry)
-        )
-    found.sort(key=lambda i: (i.label, i.digest))
-    return {i.digest: i for i in found}
+        known = provider(run.source, run.provider)
+        label = known.label if known else run.provider
+        # The implementation's role, or the provider's where two providers share one
+        # implementation (eager PyTorch, the baseline, and torch.compile).
+        baseline = labels.get("role") == "baseline" or bool(known and known.baseline)
+        renamed = not spelled_alike(label, run.provider)
+        found.append(Series(key, run.implementation, run.provider, label, renamed, baseline, entry))
+    # Two series may share a display name (one provider, two implementations): told apart.
+    named: dict[str, list[Series]] = defaultdict(list)
+    for series in found:
+        named[series.label].append(series)
+    unique = []
+    for label, same in named.items():
+        providers = {s.provider for s in same}
+        for series in same:
+            if len(same) == 1:
+                unique.append(series)
+            elif len(providers) == len(same):
+                unique.append(series._replace(label=f"{label} ({series.provider})", renamed=False))
+            else:
+                tag = series.implementation.removeprefix("sha256:")[:8]
+                unique.append(series._replace(label=f"{label} · {tag}"))
+    return tuple(sorted(unique, key=lambda s: (s.label.lower(), s.key)))
+
+
+def _baselines(runs: list[RunFacts], series: dict[str, Series]) -> tuple[tuple[str, str], ...]:
+    """One baseline per pass, so that every ratio of a pass has one base whatever the GPU: of
+    the series whose implementation has the baseline role, the one with the most runs in the
+    pass (the widest coverage), then the first by display name."""
+    counts: Counter[tuple[str, str]] = Counter(
+        (run.pass_name, run.series_key) for run in runs if series[run.series_key].baseline_role
+    )
+    chosen: dict[str, tuple[int, str, str]] = {}
+    for (pass_name, key), count in counts.items():
+        rank = (-count, series[key].label.lower(), key)
+        if pass_name not in chosen or rank < chosen[pass_name]:
+            chosen[pass_name] = rank
+    return tuple(sorted((pass_name, rank[2]) for pass_name, rank in chosen.items()))
 
 
 def newest_first(runs: Iterable[RunFacts]) -> list[RunFacts]:

@@ -1,41 +1,45 @@
-"""A kernel's page as data: its passes, each GPU's charts (`Series`) and their rankings.
+"""A kernel's page as data: its passes, each GPU's charts and their rankings.
 
 Derived where the kernel page is planned (in the render workers on a big site), not with the
 analysis, and dropped once the page is written. A cohort is (workload, protocol, environment):
-only runs of one cohort are ever ranked against each other (FORMAT.md §3).
+only runs of one cohort are ever ranked against each other (FORMAT.md §3). A chart's lines are
+series (analysis/kernels.py): implementations as their runs' titles name them.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import Implementation, Kernel, RunFacts
+from sitegen.analysis.kernels import Kernel, RunFacts, Series
 from sitegen.content.run_summary import LATENCY, Shape, Value
 from sitegen.model.names import short_hash
 
 
 class Cell(NamedTuple):
-    """One implementation at one shape of one chart: ranked, unranked, or not measured."""
+    """One series at one shape of one chart: ranked, or measured without a value."""
 
-    implementation: Implementation
-    run: RunFacts | None  # the newest run of the cohort, None when not measured
-    value: Value | None  # None when not measured or not passed
+    series: Series
+    run: RunFacts  # the newest run of the series in the cohort
+    value: Value | None  # None when the run did not pass or has no value for the metric
     rank: int | None
-    vs_best: float | None
-    vs_baseline: float | None
-    earlier: int  # older runs of the same cohort and implementation, not shown
+    vs_best: float | None  # value / the fastest value: 1 for the fastest, more for the rest
+    vs_baseline: float | None  # the baseline's value / value: above 1 is faster than it
+    earlier: tuple[RunFacts, ...]  # the series' older runs in the cohort, newest first
 
 
 class ShapeRow(NamedTuple):
     workload: str
     x: int | None  # the swept axis's value
     shape: Shape
-    cells: tuple[Cell, ...]  # ranked first, then unranked, then not measured
+    cells: tuple[Cell, ...]  # ranked first, then those without a value
+    missing: tuple[Series, ...]  # series of the chart not measured at this shape
+    baseline_missing: bool  # the chart has a baseline, and it was not measured here
 
 
-class Series(NamedTuple):
+class Chart(NamedTuple):
     """One chart: a cohort family that differs only in the swept axis."""
 
     element_id: str  # derived from digests, stable across builds
@@ -46,104 +50,95 @@ class Series(NamedTuple):
     swept: str | None
     fixed: Shape  # the shape without the swept axis
     rows: tuple[ShapeRow, ...]  # sorted by x
-    implementations: tuple[Implementation, ...]  # the traces, sorted by label
+    series: tuple[Series, ...]  # the lines drawn, in the kernel's order
+    baseline: Series | None  # the pass's baseline, where it is one of the lines
 
 
 class GpuSection(NamedTuple):
     environment: str
-    series: tuple[Series, ...]
-    missing: tuple[Implementation, ...]  # measured in this pass elsewhere, not on this GPU
+    charts: tuple[Chart, ...]
+    missing: tuple[Series, ...]  # measured in this pass elsewhere, not on this GPU
 
 
 class PassSection(NamedTuple):
     name: str
     gpus: tuple[GpuSection, ...]
     missing_gpus: tuple[str, ...]  # environments of the kernel not measured in this pass
+    baseline: Series | None  # every ratio to a baseline in this pass is to this series
 
 
 def passes_of(kernel: Kernel) -> tuple[PassSection, ...]:
-    """A kernel's passes, each GPU's charts and rankings: what its page shows.
-
-    Derived when the page is planned, not with the analysis: in the render workers, beside
-    the other pages, rather than on the one CPU the analysis runs on; dropped once written.
-    """
-    implementations = {i.digest: i for i in kernel.implementations}
+    """A kernel's passes, each GPU's charts and rankings: what its page shows."""
     by_pass: dict[str, list[RunFacts]] = defaultdict(list)
     for run in kernel.runs:
         by_pass[run.pass_name].append(run)
-    return tuple(
-        _pass_section(kernel.key, name, by_pass[name], implementations, kernel.environments)
-        for name in kernel.pass_names
-    )
+    return tuple(_pass_section(kernel, name, by_pass[name]) for name in kernel.pass_names)
 
 
-def _pass_section(
-    kernel_key: str,
-    pass_name: str,
-    runs: list[RunFacts],
-    implementations: dict[str, Implementation],
-    environments: tuple[str, ...],
-) -> PassSection:
+def metrics_of(run: RunFacts) -> tuple[tuple[str, str], ...]:
+    """The (metric, unit) charts a run appears in: each of its values; a run without a value
+    (a failed one) in its protocol's latency chart, so that every run is listed somewhere."""
+    return tuple((v.metric, v.unit) for v in run.values) or ((LATENCY, "ns"),)
+
+
+def _pass_section(kernel: Kernel, pass_name: str, runs: list[RunFacts]) -> PassSection:
+    series = kernel.series_by_key
+    baseline_key = kernel.baseline_of(pass_name)
+    baseline = series[baseline_key] if baseline_key else None
     by_environment: dict[str, list[RunFacts]] = defaultdict(list)
     for run in runs:
         by_environment[run.environment].append(run)
-    # The implementations this pass knows, per metric: what a GPU or a shape may lack.
-    universe: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for run in runs:
-        for value in run.values:
-            universe[(value.metric, value.unit)].add(run.implementation)
-    everyone = {run.implementation for run in runs}
+    in_pass = {run.series_key for run in runs}
     gpus = []
     for environment in sorted(by_environment):
         env_runs = by_environment[environment]
-        series = _series(kernel_key, env_runs, implementations, universe)
-        present = {run.implementation for run in env_runs}
-        missing = tuple(implementations[d] for d in implementations if d in everyone - present)
-        gpus.append(GpuSection(environment, series, missing))
-    missing_gpus = tuple(e for e in environments if e not in by_environment)
-    return PassSection(pass_name, tuple(gpus), missing_gpus)
+        present = {run.series_key for run in env_runs}
+        missing = tuple(s for s in kernel.series if s.key in in_pass - present)
+        charts = _charts(kernel, env_runs, baseline)
+        gpus.append(GpuSection(environment, charts, missing))
+    missing_gpus = tuple(e for e in kernel.environments if e not in by_environment)
+    return PassSection(pass_name, tuple(gpus), missing_gpus, baseline)
 
 
-def _series(
-    kernel_key: str,
-    runs: list[RunFacts],
-    implementations: dict[str, Implementation],
-    universe: dict[tuple[str, str], set[str]],
-) -> tuple[Series, ...]:
+def _charts(kernel: Kernel, runs: list[RunFacts], baseline: Series | None) -> tuple[Chart, ...]:
     """Charts of one pass on one GPU: per protocol and metric, one per fixed configuration."""
-    # cohort → implementation → runs (newest first); cohort = (protocol, metric, unit, workload)
+    by_key = kernel.series_by_key
+    # (protocol, metric, unit) → workload → series key → runs
     cohorts: dict[tuple[str, str, str], dict[str, dict[str, list[RunFacts]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
     shapes: dict[str, Shape] = {}
     for run in runs:
         shapes[run.workload] = run.shape
-        for value in run.values:
-            cohorts[(run.protocol, value.metric, value.unit)][run.workload][
-                run.implementation
-            ].append(run)
+        for metric, unit in metrics_of(run):
+            cohorts[(run.protocol, metric, unit)][run.workload][run.series_key].append(run)
     found = []
     for (protocol, metric, unit), by_workload in sorted(
         cohorts.items(), key=lambda i: (i[0][1] != LATENCY, i[0])
     ):
-        known = universe[(metric, unit)]
-        traces = tuple(implementations[d] for d in implementations if d in known)
         for swept, fixed, members in _sweeps({w: shapes[w] for w in by_workload}):
+            drawn = {key for w in members for key in by_workload[w]}
+            lines = tuple(s for s in kernel.series if s.key in drawn)
+            chart_baseline = baseline if baseline is not None and baseline.key in drawn else None
             rows = []
             for workload in members:
+                cells = rank_cohort(by_workload[workload], by_key, metric, unit, chart_baseline)
+                here = {cell.series.key for cell in cells}
                 x = dict(shapes[workload].axes).get(swept) if swept else None
                 rows.append(
                     ShapeRow(
                         workload,
                         x,
                         shapes[workload],
-                        _rank(by_workload[workload], traces, metric, unit),
+                        cells,
+                        tuple(s for s in lines if s.key not in here),
+                        chart_baseline is not None and chart_baseline.key not in here,
                     )
                 )
             rows.sort(key=lambda r: (r.x if r.x is not None else -1, r.workload))
             identity = json.dumps(
                 [
-                    kernel_key,
+                    kernel.key,
                     protocol,
                     runs[0].environment,
                     metric,
@@ -154,7 +149,7 @@ def _series(
                 ]
             )
             found.append(
-                Series(
+                Chart(
                     element_id="chart-" + short_hash(identity),
                     protocol=protocol,
                     environment=runs[0].environment,
@@ -163,7 +158,8 @@ def _series(
                     swept=swept,
                     fixed=fixed,
                     rows=tuple(rows),
-                    implementations=traces,
+                    series=lines,
+                    baseline=chart_baseline,
                 )
             )
     return tuple(found)
@@ -216,43 +212,52 @@ def _shape_key(shape: Shape) -> tuple[Any, ...]:
     return (shape.dtype, shape.axes, shape.scalars)
 
 
-def _rank(
-    by_implementation: dict[str, list[RunFacts]],
-    traces: tuple[Implementation, ...],
+def rank_cohort(
+    by_series: dict[str, list[RunFacts]] | Iterable[RunFacts],
+    series: Mapping[str, Series],
     metric: str,
     unit: str,
+    baseline: Series | None,
 ) -> tuple[Cell, ...]:
-    """Rank one cohort: the newest run of each implementation; lower is better."""
-    measured: list[tuple[Implementation, RunFacts, Value | None, int]] = []
-    for implementation in traces:
-        runs = by_implementation.get(implementation.digest)
-        if not runs:
-            continue
-        runs.sort(key=lambda r: (r.observed_at, r.digest), reverse=True)
-        newest = runs[0]
+    """Rank one cohort on one metric: the newest run of each series; lower is better.
+
+    `by_series` is the cohort's runs, grouped by series key or not; `series` the kernel's, by
+    key; `baseline` the series ratios to a baseline are to (None: none).
+    """
+    if not isinstance(by_series, dict):
+        grouped: dict[str, list[RunFacts]] = defaultdict(list)
+        for run in by_series:
+            grouped[run.series_key].append(run)
+        by_series = grouped
+    measured: list[tuple[Series, RunFacts, Value | None, tuple[RunFacts, ...]]] = []
+    for key, runs in by_series.items():
+        ordered = sorted(runs, key=lambda r: (r.observed_at, r.digest), reverse=True)
+        newest = ordered[0]
         value = newest.value(metric, unit) if newest.status == "passed" else None
-        measured.append((implementation, newest, value, len(runs) - 1))
+        measured.append((series[key], newest, value, tuple(ordered[1:])))
+    measured.sort(key=lambda m: (m[0].label.lower(), m[0].key))
     passed = sorted(
         (m for m in measured if m[2] is not None),
-        key=lambda m: (m[2].centre, m[0].label, m[0].digest),  # type: ignore[union-attr]
+        key=lambda m: (m[2].centre, m[0].label.lower(), m[0].key),  # type: ignore[union-attr]
     )
     best = passed[0][2].centre if passed else None  # type: ignore[union-attr]
-    baseline = next((m[2].centre for m in passed if m[0].baseline), None)  # type: ignore[union-attr]
+    base = next(
+        (m[2].centre for m in passed if baseline is not None and m[0].key == baseline.key),  # type: ignore[union-attr]
+        None,
+    )
     cells = []
-    for rank, (implementation, run, value, earlier) in enumerate(passed, start=1):
+    for rank, (line, run, value, earlier) in enumerate(passed, start=1):
         centre = value.centre  # type: ignore[union-attr]
         cells.append(
             Cell(
-                implementation,
+                line,
                 run,
                 value,
                 rank,
                 centre / best if best else None,
-                centre / baseline if baseline else None,
+                base / centre if base is not None and centre else None,
                 earlier,
             )
         )
-    cells += [Cell(i, r, None, None, None, None, e) for i, r, v, e in measured if v is None]
-    seen = {m[0].digest for m in measured}
-    cells += [Cell(i, None, None, None, None, None, 0) for i in traces if i.digest not in seen]
+    cells += [Cell(s, r, None, None, None, None, e) for s, r, v, e in measured if v is None]
     return tuple(cells)

@@ -13,7 +13,8 @@ from sitegen.model.problems import Problem, Severity
 from sitegen.model.resources import KINDS, reference_values
 
 # A kernelindex.dev export carries only {run, protocol, environment}: a run whose workload or
-# implementation is absent still checks clean, unless --strict (FORMAT.md §4).
+# implementation is absent is still built (a warning, counted in the summary), unless --strict
+# (FORMAT.md §4).
 OPTIONAL_TARGETS = frozenset({"WorkloadCase", "ImplementationRevision", "OperationSpec"})
 
 
@@ -109,8 +110,6 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
     for entry, location, target, value in dangling:
         # Copies of a repeated resource reference the same digests: report the keeper only.
         severity = Severity.WARNING if target in OPTIONAL_TARGETS and not strict else Severity.ERROR
-        if severity is Severity.WARNING and entry.kind == "BenchmarkRun":
-            continue  # absent workload/implementation is normal for an export: silent
         hint = _dangling_hint(value, target, by_digest, used_by)
         problems.append(
             Problem(

@@ -84,6 +84,28 @@ def load_data(
     _load_document(text, shown, resources, problems)
 
 
+def load_resource_file(
+    path: str | Path, shown: str, kind: str, problems: list[Problem]
+) -> LoadedResource | None:
+    """The one resource of `kind` a file must hold (an importer's input, such as the
+    ExecutionEnvironment a contributor describes), checked as strictly as content."""
+    data = read_bytes(path, shown, MAX_FILE_BYTES, problems)
+    if data is None:
+        return None
+    value = parse_clean(data)
+    if value is None:
+        text = decode(data, shown, problems)
+        if text is None:
+            return None
+        parsed, value = _parse_document(text, shown, problems)
+        if not parsed:
+            return None
+    if isinstance(value, dict) and set(value) == BUNDLE_KEYS:
+        problems.append(Problem(shown, "$", f"expected one {kind}, found a run bundle"))
+        return None
+    return validate_resource(value, shown, "", problems, expected_kind=kind)
+
+
 def load_export(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
@@ -107,6 +129,13 @@ def _load_document(
     problems: list[Problem],
     export: bool = False,
 ) -> None:
+    parsed, value = _parse_document(text, shown, problems)
+    if parsed:
+        _load_value(value, shown, resources, problems, export)
+
+
+def _parse_document(text: str, shown: str, problems: list[Problem]) -> tuple[bool, Any]:
+    """(True, the value) of a strictly valid JSON text, else (False, None) and its problems."""
     try:
         value, found = parse_json(text)
     except json.JSONDecodeError as error:
@@ -114,11 +143,11 @@ def _load_document(
         if message.endswith(" at"):  # "Invalid control character at": the place is in `where`
             message = message[:-3] + " in a string"
         problems.append(Problem(shown, f"{error.lineno}:{error.colno}", f"invalid JSON: {message}"))
-        return
+        return False, None
     if found:
         problems.extend(Problem(shown, where, message) for where, message in found)
-        return
-    _load_value(value, shown, resources, problems, export)
+        return False, None
+    return True, value
 
 
 def _load_value(

@@ -67,12 +67,8 @@ def load_content(
     any (the caller's own work, done beside them rather than after), else after the load.
     """
     problems: list[Problem] = []
-    label = content_dir.resolve().name or "content"
+    label = content_label(content_dir)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
-    if not files and not problems:  # a build of it would replace a site with an empty one
-        problems.append(
-            Problem(label, "-", "no content: not one .json or .jsonl file", "is it the right folder?")
-        )
     if cache is not None:
         return _load_cached(files, problems, cache, workers, meanwhile)
     resources: list[LoadedResource] = []
@@ -92,6 +88,11 @@ def load_content(
         if meanwhile is not None:
             meanwhile()
     return LoadResult(resources, problems, len(files))
+
+
+def content_label(content_dir: Path) -> str:
+    """How problems name the content tree: its folder's own name (`content/runs/x.json`)."""
+    return content_dir.resolve().name or "content"
 
 
 def _pool(processes: int) -> Pool:

@@ -75,6 +75,7 @@ class RunSummary(NamedTuple):
     observed_at: str
     status: str
     source: str  # sourceNative.source, or ""
+    labels: tuple[tuple[str, str], ...]  # metadata.labels, sorted: what importers read of them
 
     @property
     def implementation(self) -> str:
@@ -111,13 +112,19 @@ def summarise(document: dict[str, Any]) -> RunSummary:
         observed_at=str(spec["observedAt"]),
         status=sys.intern(str(spec["status"])),
         source=sys.intern(str(native.get("source", ""))),
+        labels=tuple(
+            (sys.intern(key), sys.intern(value))
+            for key, value in sorted((document["metadata"].get("labels") or {}).items())
+        ),
     )
 
 
 def title_parts(title: str | None) -> tuple[str, str, str] | None:
+    """`<Kernel> · <provider> · <pass>` (FORMAT.md §4), and what may follow: a memory run's
+    title goes on `· peak memory`."""
     parts = (title or "").split(TITLE_SEPARATOR)
-    if len(parts) == 3 and all(part.strip() for part in parts):
-        kernel, provider, pass_name = (sys.intern(part.strip()) for part in parts)
+    if len(parts) >= 3 and all(part.strip() for part in parts[:3]):
+        kernel, provider, pass_name = (sys.intern(part.strip()) for part in parts[:3])
         return kernel, provider, pass_name
     return None
 

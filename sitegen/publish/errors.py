@@ -15,14 +15,11 @@ class OutputBusy(OutputError):
     """Another command holds the output's lock (publish/lock.py)."""
 
 
-class WriteError(OutputError):
-    """The file system refused a write: read-only, full, no permission …"""
-
-    def __init__(self, message: str, errno: int | None = None) -> None:
-        super().__init__(message)
-        self.errno = errno
+class WriteError(OutputError, OSError):
+    """The file system refused a write (read-only, full, no permission …): an OSError with its
+    errno, naming the path as the user knows it (in the output, not in the staging tree)."""
 
     @classmethod
     def of(cls, error: OSError, path: str | Path) -> WriteError:
         reason = error.strerror or str(error) or type(error).__name__
-        return cls(f"cannot write {path}: {reason}", error.errno)
+        return cls(error.errno or 0, reason, str(path))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -26,10 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from sitegen import process
 from sitegen.publish.errors import OutputError, WriteError
 from sitegen.publish.lock import locked
 
-__all__ = ["MARKER", "OutputError", "WriteError"]
+__all__ = ["MARKER", "InterruptedAfterSwap", "OutputError", "WriteError"]
 
 MARKER = ".sitegen-output"
 MARKER_TEXT = b"This directory is written by `sitegen build` and replaced whole on every build.\n"
@@ -41,11 +41,25 @@ class Owner(NamedTuple):
     """A kind of folder a command replaces whole, and the file that says a folder is one."""
 
     what: str  # as a refusal names it: "a previous sitegen output"
-    marker: str  # the file every such folder holds, relative to it
+    marker: str  # the file or folder every such folder holds, relative to it
     marker_text: bytes | None  # written into each staging tree first; None: the caller writes it
+    missing: str  # as a refusal says it is missing: "no .sitegen-output file"
+
+    def marks(self, folder: Path) -> bool:
+        """Whether `folder` holds the marker: a real file or folder, never a link."""
+        try:
+            mode = os.lstat(folder / self.marker).st_mode
+        except OSError:
+            return False
+        return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
-SITE_OUTPUT = Owner("a previous sitegen output", MARKER, MARKER_TEXT)
+SITE_OUTPUT = Owner("a previous sitegen output", MARKER, MARKER_TEXT, f"no {MARKER} file")
+
+
+class InterruptedAfterSwap(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM once the new output was in place: only the removal of the old one was
+    cut short (the next build removes what is left of it)."""
 
 
 # A file's bytes: the big ones (manifest, export) are made in a bytearray and written uncopied.
@@ -80,10 +94,10 @@ def check_output_dir(
     if target.exists():
         if not target.is_dir():
             raise OutputError(f"refusing to write to {target}: it exists and is not a directory")
-        if any(target.iterdir()) and not (target / owner.marker).is_file():
+        if any(target.iterdir()) and not owner.marks(target):
             raise OutputError(
                 f"refusing to write to {target}: a non-empty directory that is not "
-                f"{owner.what} (no {owner.marker} file)"
+                f"{owner.what} ({owner.missing})"
             )
     if not target.parent.is_dir():
         raise OutputError(f"refusing to write to {target}: its parent directory does not exist")
@@ -112,7 +126,11 @@ class Staging:
         self._made: set[str] = {""}
         # The marker goes first so a staging tree left by a killed build is recognisably ours.
         if owner.marker_text is not None:
-            self.write(owner.marker, owner.marker_text)
+            try:
+                self.write(owner.marker, owner.marker_text)
+            except BaseException:  # a disk full from the first byte: leave no empty tree behind
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise
 
     def write(self, path: str, data: Data) -> None:
         _check_relative(path)
@@ -173,7 +191,19 @@ class Patch:
 
         The previous output is not trusted to be as it was written: a folder on the way that
         is a symbolic link (or not a folder) is refused, never followed, and so is a file
-        that is not a regular one."""
+        that is not a regular one. An interrupt waits until all of it is done: the site is the
+        old one or the new."""
+        applied: list[str] | None = None
+        try:
+            with process.interrupts_deferred():
+                applied = self._apply()
+        except KeyboardInterrupt:
+            if applied is not None:
+                raise InterruptedAfterSwap from None
+            raise
+        return applied
+
+    def _apply(self) -> list[str]:
         root = self.staging.root
         moved = []
         stack = [root]
@@ -265,8 +295,7 @@ def patched(out_dir: Path, content_dir: Path | None = None) -> Iterator[Patch]:
     patch = Patch(target)
     try:
         yield patch
-        with _signals_held():  # an interrupt waits: half a patch is no site
-            patch.apply()
+        patch.apply()
     finally:
         shutil.rmtree(patch.staging.root, ignore_errors=True)
 
@@ -295,6 +324,9 @@ def _write_file(path: str, data: Data) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         _write_all(descriptor, data)
+    except OSError as error:
+        error.filename = path  # a full disk is told by a write to a descriptor, which names none
+        raise
     finally:
         os.close(descriptor)
 
@@ -312,9 +344,12 @@ def _check_relative(path: str) -> None:
 
 
 def _swap(staging: Path, target: Path) -> None:
-    old = None
+    """The staging tree renamed into place, the old output aside and then removed. An interrupt
+    waits for the renames; one during the removal is InterruptedAfterSwap."""
+    swapped = False
     try:
-        with _signals_held():  # between the two renames there is no site: Ctrl-C waits
+        with process.interrupts_deferred():
+            old = None
             if target.exists():
                 old = Path(tempfile.mkdtemp(prefix=f".{target.name}{OLD_INFIX}", dir=target.parent))
                 os.rename(target, old)  # onto the empty directory mkdtemp made: atomic on POSIX
@@ -324,22 +359,15 @@ def _swap(staging: Path, target: Path) -> None:
                 if old is not None:
                     os.rename(old, target)  # put the previous site back
                 raise
+            swapped = True
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except KeyboardInterrupt:
+        if swapped:
+            raise InterruptedAfterSwap from None
+        raise
     except OSError as error:
         raise WriteError.of(error, target) from None
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-@contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM wait until the block ends (in the main thread; elsewhere they are
-    the main thread's to take)."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _remove_leftovers(target: Path, owner: Owner) -> None:
@@ -356,5 +384,5 @@ def _remove_leftovers(target: Path, owner: Owner) -> None:
         )
         if not ours or sibling.is_symlink() or not sibling.is_dir():
             continue
-        if (sibling / owner.marker).is_file() or not any(sibling.iterdir()):
+        if owner.marks(sibling) or not any(sibling.iterdir()):
             shutil.rmtree(sibling, ignore_errors=True)

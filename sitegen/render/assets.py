@@ -5,16 +5,25 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
-import importlib.util
 from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.model.resources import KINDS
 from sitegen.render.errors import RenderError
 
-# A package of its own (the top-level templates/ folder in the repository, package data in a wheel).
-TEMPLATES_DIR = Path(str(importlib.resources.files("sitegen.templates")))
+
+def _templates_dir() -> Path:
+    """The templates beside this code: a checkout's `templates/` (also when the checkout is
+    imported from the path rather than installed), else the wheel's `sitegen/templates`."""
+    checkout = Path(__file__).resolve().parents[2] / "templates"
+    if (checkout / "_base.html").is_file() and (checkout / "assets" / "site.js").is_file():
+        return checkout
+    return Path(str(importlib.resources.files("sitegen.templates")))
+
+
+TEMPLATES_DIR = _templates_dir()
 ASSETS_DIR = TEMPLATES_DIR / "assets"
+PLOTLY_BUNDLE = ASSETS_DIR / "vendor" / "plotly-basic.min.js"
 # Shipped with the code, made from the models (`json_schemas`); SITEGEN_REGENERATE=1 rewrites.
 SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "model" / "schemas"
 HASH_HEX = 12
@@ -30,15 +39,13 @@ def hashed(stem: str, suffix: str, data: bytes) -> Asset:
 
 
 def plotly_bundle() -> bytes:
-    """plotly.js as shipped inside the plotly Python package."""
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        raise RenderError("the plotly package is not installed: it ships plotly.min.js")
-    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    """plotly.js's basic bundle (scatter, bar, pie: what the charts use), as the plotly.js
+    project publishes it (`plotly.js-basic-dist-min` on npm, MIT), kept in the repository: the
+    full bundle is four times its size, and the site never loads plotly from a CDN."""
     try:
-        return path.read_bytes()
+        return PLOTLY_BUNDLE.read_bytes()
     except OSError as error:
-        raise RenderError(f"cannot read plotly.min.js from the plotly package: {error}") from error
+        raise RenderError(f"cannot read {PLOTLY_BUNDLE.name}: {error.strerror}") from None
 
 
 def site_assets(preview: bool = False) -> dict[str, Asset]:

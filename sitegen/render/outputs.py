@@ -57,9 +57,19 @@ def site_files(
     yield EXPORT, export_jsonl(site.export)
     schemas = schema_files()
     for kind, data in schemas.items():
-        yield f"schemas/{kind}.json", data
+        yield f"schemas/{kind}.json", published_schema(data, urls.absolute(f"schemas/{kind}.json"))
     index = {kind: urls.href(f"schemas/{kind}.json") for kind in schemas}
     yield "schemas/index.json", compact_json(index, newline=True)
+
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def published_schema(data: bytes, url: str) -> bytes:
+    """A kind's JSON Schema as published: the dialect it is written in and its own URL first
+    (`$schema`, `$id`), then what the models say."""
+    schema = orjson.loads(data)
+    return compact_json({"$schema": JSON_SCHEMA_DIALECT, "$id": url, **schema}, newline=True)
 
 
 def html(template: Any, page: Page, chrome: Any) -> bytes:

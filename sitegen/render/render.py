@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sitegen import process
-from sitegen.publish.errors import OutputError, WriteError
 from sitegen.publish.write import Data, Writer
 from sitegen.render.assets import Asset, site_assets
 from sitegen.render.compact_json import compact_json
@@ -167,7 +166,7 @@ def _render_chunk(bounds: tuple[int, int]) -> None:
     for page in pages[start:end]:
         try:
             _render_page(page, templates, chrome, out)
-        except (RenderError, OutputError):
+        except (RenderError, OSError):  # a template's fault, or the output's file system's
             raise
         except Exception as error:  # the worker's exception may not pickle: send its words
             message = f"rendering {page.path or '/'}: {type(error).__name__}: {error}"
@@ -220,21 +219,21 @@ def _worker(chunks: _Chunks, results: Any) -> None:
         results.put(("exit", 0, None))
 
 
-# A worker's failure as the parent raises it again: (kind, message); kinds are _RAISED's keys.
-Failure = tuple[str, str]
-_RAISED: dict[str, type[Exception]] = {
-    "render": RenderError,
-    "write": WriteError,
-    "output": OutputError,
-}
+# A worker's failure as the parent raises it again: an OSError as itself (a full disk is the
+# output's problem, not a template's: its errno and path kept), anything else as a RenderError.
+Failure = tuple[int, str, str | None] | str
 
 
 def _failure(error: BaseException) -> Failure:
-    if isinstance(error, WriteError):
-        return "write", str(error)
-    if isinstance(error, OutputError):
-        return "output", str(error)
-    return "render", str(error) if isinstance(error, RenderError) else repr(error)
+    if isinstance(error, OSError) and error.errno is not None:
+        return (error.errno, error.strerror or "", error.filename)
+    return str(error) if isinstance(error, RenderError) else repr(error)
+
+
+def _raise(failure: Failure) -> None:
+    if isinstance(failure, tuple):
+        raise OSError(*failure)  # OSError(errno, …) is the errno's subclass, as raised
+    raise RenderError(failure)
 
 
 def _render_parallel(
@@ -313,8 +312,7 @@ def _render_parallel(
     finally:
         _JOB = None
     if failure is not None:
-        kind, message = failure
-        raise _RAISED[kind](message)
+        _raise(failure)
     dead = [h.exitcode for h in helpers if h.exitcode]
     if running or dead:
         raise RenderError(f"a render worker died (exit code {dead[0] if dead else 'unknown'})")

@@ -1,66 +1,67 @@
-"""Chart specs from series: data in, a JSON-able plotly {data, layout, config} dict out, no HTML.
+"""Chart specs from charts: data in, a JSON-able plotly {data, layout, config} dict out, no HTML.
 
-Building `plotly.graph_objects.Figure`s costs milliseconds each; these are plain dicts that the
-page's static script hands to `Plotly.newPlot`.
+Plain dicts that the page's static script hands to `Plotly.newPlot` (building plotly's
+`graph_objects` would cost milliseconds a chart). Every text plotly shows comes from content, so
+it passes through `plotly_text` first: plotly renders a subset of HTML in names and hover text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import html
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sitegen.analysis.series import Series
+from sitegen.analysis.series import Chart
 from sitegen.content.run_summary import LATENCY
-from sitegen.site.format import display_unit, metric_name, scale
+from sitegen.site.format import Scale, metric_name
 
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+DASHES = ("solid", "dot", "dashdot")  # past the palette's eight, the colours repeat dotted
 LOG_RANGE = 20  # a log axis once max/min exceeds this
 MAX_LABELLED_TICKS = 12
-
-
-# What plotly.js reads as markup in any text it draws (legend, hover, axis and tick labels):
-# tags (<a href>, <span style>, <br>, <b> …) and entities; escaped, a name is only text.
-_PLOTLY_MARKUP = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 
 
 def plotly_text(value: str) -> str:
-    """`value` as plain text in a plotly spec: its HTML subset escaped."""
-    return value.translate(_PLOTLY_MARKUP)
+    """Text plotly shows as written: its HTML subset (`<a>`, `<span style>`, `<br>` …) and
+    entities escaped, so a name can neither link nor restyle."""
+    return html.escape(value, quote=False)
 
 
 def chart_spec(
-    series: Series,
-    colours: dict[str, str],
+    chart: Chart,
+    styles: dict[str, tuple[str, str]],
     run_href: Callable[[str], str],
-    format_value: Callable[[float], str],
+    scale: Scale,
 ) -> dict[str, Any]:
-    """One chart: a trace per implementation, median with asymmetric spread bars."""
-    divisor = scale(series.metric, series.unit)
-    unit = display_unit(series.metric, series.unit)
-    categorical = series.swept is None
+    """One chart: a trace per series, median with asymmetric spread bars. `styles` gives each
+    series key its colour and dash; `scale` the display unit of the chart and its table."""
+    categorical = chart.swept is None
     traces = []
     xs: set[int] = set()
     ys: list[float] = []
-    for implementation in series.implementations:
+    for series in chart.series:
         x, y, plus, minus, custom, text = [], [], [], [], [], []
-        for row in series.rows:
-            cell = next(c for c in row.cells if c.implementation.digest == implementation.digest)
-            if cell.value is None or cell.run is None:
+        for row in chart.rows:
+            cell = next((c for c in row.cells if c.series.key == series.key), None)
+            if cell is None or cell.value is None:
                 continue
             value = cell.value
-            centre = value.centre / divisor
+            centre = value.centre / scale.per
             x.append(plotly_text(row.shape.label()) if categorical else row.x)
             y.append(centre)
             # Differences in the stored unit first: exact for integer nanoseconds.
-            plus.append(None if value.high is None else max(value.high - value.centre, 0) / divisor)
-            minus.append(None if value.low is None else max(value.centre - value.low, 0) / divisor)
+            high, low = value.high, value.low
+            plus.append(None if high is None else max(high - value.centre, 0) / scale.per)
+            minus.append(None if low is None else max(value.centre - low, 0) / scale.per)
             custom.append(run_href(cell.run.digest))
-            line = plotly_text(f"{format_value(value.centre)} {unit} ({value.statistic})")
-            if value.spread and value.low is not None and value.high is not None:
-                line += "<br>" + plotly_text(
-                    f"{value.spread[0]} {format_value(value.low)} / "
-                    f"{value.spread[1]} {format_value(value.high)} {unit}"
+            line = f"{scale.text(value.centre)} ({plotly_text(value.statistic)})"
+            if value.spread and low is not None and high is not None:
+                line += (
+                    f"<br>{plotly_text(value.spread[0])} {scale.text(low)} / "
+                    f"{plotly_text(value.spread[1])} {scale.text(high)}"
                 )
             text.append(line)
             if row.x is not None:
@@ -68,26 +69,21 @@ def chart_spec(
             ys.append(centre)
         if not x:
             continue
-        colour = colours.get(implementation.digest, PALETTE[0])
+        colour, dash = styles[series.key]
+        baseline = chart.baseline is not None and chart.baseline.key == series.key
         trace: dict[str, Any] = {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": plotly_text(
-                implementation.label + (" (baseline)" if implementation.baseline else "")
-            ),
+            "name": plotly_text(series.label) + (" (baseline)" if baseline else ""),
             "x": x,
             "y": y,
             "customdata": custom,
             "text": text,
             "hovertemplate": "<b>%{fullData.name}</b><br>"
-            + ("" if categorical else f"{plotly_text(series.swept or '')} = %{{x}}<br>")
+            + ("" if categorical else f"{plotly_text(chart.swept or '')} = %{{x:,}}<br>")
             + "%{text}<extra>click for the run</extra>",
-            "line": {
-                "color": colour,
-                "width": 2,
-                "dash": "dash" if implementation.baseline else "solid",
-            },
-            "marker": {"color": colour, "size": 7},
+            "line": {"color": colour, "width": 3 if baseline else 2, "dash": dash},
+            "marker": {"color": colour, "size": 7, "symbol": "diamond" if baseline else "circle"},
         }
         if any(v is not None for v in plus + minus):
             trace["error_y"] = {
@@ -102,53 +98,89 @@ def chart_spec(
         traces.append(trace)
 
     xaxis: dict[str, Any] = {
-        "title": {"text": plotly_text(series.swept or "workload")},
+        "title": {"text": plotly_text(chart.swept or "workload")},
         "automargin": True,
     }
     if categorical:
         xaxis["type"] = "category"
     else:
-        if _wants_log(list(xs)):
+        ordered = sorted(xs)
+        if _wants_log(ordered):
             xaxis["type"] = "log"
-        if 0 < len(xs) <= MAX_LABELLED_TICKS:
-            ordered = sorted(xs)
+        if 0 < len(ordered) <= MAX_LABELLED_TICKS:
             xaxis["tickvals"] = ordered
             xaxis["ticktext"] = [f"{v:,}" for v in ordered]
+        elif xaxis.get("type") == "log":
+            ticks = log_ticks(min(ordered), max(ordered))
+            xaxis["tickvals"] = ticks
+            xaxis["ticktext"] = [tick_text(t) for t in ticks]
+    measured = ("median " if chart.metric == LATENCY else "") + metric_name(chart.metric)
     yaxis: dict[str, Any] = {
-        "title": {
-            "text": plotly_text(
-                f"{'median ' if series.metric == LATENCY else ''}"
-                f"{metric_name(series.metric)} ({unit})"
-            )
-        },
+        "title": {"text": f"{plotly_text(measured)} ({plotly_text(scale.unit)})"},
         "automargin": True,
         "rangemode": "tozero",
+        "ticksuffix": f" {plotly_text(scale.unit)}",
     }
     if _wants_log(ys):
+        ticks = log_ticks(min(ys), max(ys))
         yaxis["type"] = "log"
-        yaxis["dtick"] = "D2"  # label 1, 2, 5 per decade: all nine minor labels crowd the axis
-        del yaxis["rangemode"]
-    layout = {
+        yaxis["tickvals"] = ticks
+        yaxis["ticktext"] = [f"{tick_text(t)} {plotly_text(scale.unit)}" for t in ticks]
+        del yaxis["rangemode"], yaxis["ticksuffix"]
+    layout = base_layout(xaxis, yaxis)
+    config = CONFIG
+    return {"data": traces, "layout": layout, "config": config}
+
+
+# The page's script restyles these for a dark colour scheme (templates/assets/site.js).
+GRID = {"gridcolor": "#e5e7eb", "linecolor": "#9ca3af", "zeroline": False}
+CONFIG = {
+    "responsive": True,
+    "displaylogo": False,
+    "modeBarButtonsToRemove": ["select2d", "lasso2d"],
+}
+
+
+def base_layout(xaxis: dict[str, Any], yaxis: dict[str, Any]) -> dict[str, Any]:
+    """Every chart's layout: its size, font, colours and legend around its two axes."""
+    return {
         "height": 380,
         "margin": {"l": 64, "r": 16, "t": 16, "b": 56},
-        "font": {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 13},
+        "font": {"family": FONT, "size": 13},
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
         "hovermode": "closest",
         "showlegend": True,
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
-        "xaxis": {**xaxis, "gridcolor": "#e5e7eb", "linecolor": "#9ca3af", "zeroline": False},
-        "yaxis": {**yaxis, "gridcolor": "#e5e7eb", "linecolor": "#9ca3af", "zeroline": False},
+        "xaxis": {**xaxis, **GRID},
+        "yaxis": {**yaxis, **GRID},
     }
-    config = {
-        "responsive": True,
-        "displaylogo": False,
-        "modeBarButtonsToRemove": ["select2d", "lasso2d"],
-    }
-    return {"data": traces, "layout": layout, "config": config}
 
 
-def _wants_log(values: list[float]) -> bool:
+def log_ticks(low: float, high: float) -> list[float]:
+    """Ticks for a log axis that say their magnitude: 1, 2, 5 × 10ⁿ across [low, high] (every
+    decade alone on a very wide range; 1 … 9 × 10ⁿ on a narrow one)."""
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 or high < low:
+        return []
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        ticks = [
+            float(f"{step}e{power}")
+            for power in range(first, last + 1)
+            for step in steps
+            if low / 1.05 <= step * 10.0**power <= high * 1.05
+        ]
+        if 3 <= len(ticks) <= MAX_LABELLED_TICKS:
+            return ticks
+    return ticks
+
+
+def tick_text(value: float) -> str:
+    """A round tick as written: `50`, `0.5`, `2,000` (no padding zeros, unlike a value)."""
+    return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def _wants_log(values: Sequence[float]) -> bool:
     positive = [v for v in values if v > 0]
     return (
         len(positive) == len(values)
@@ -157,6 +189,9 @@ def _wants_log(values: list[float]) -> bool:
     )
 
 
-def colours_for(labels: list[str]) -> dict[str, str]:
-    """A colour per implementation digest, stable within one kernel page."""
-    return {digest_value: PALETTE[i % len(PALETTE)] for i, digest_value in enumerate(labels)}
+def styles_for(keys: list[str]) -> dict[str, tuple[str, str]]:
+    """A colour and a dash per series key, stable within one kernel page."""
+    return {
+        key: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)])
+        for i, key in enumerate(keys)
+    }

@@ -1,40 +1,68 @@
-"""A kernel's page: the operation, its implementations, and per pass and GPU the charts and
-rankings of every cohort (analysis/series.py), with the same data in the page's JSON twin."""
+"""A kernel's page: the operation, its series (implementations as the runs name them), and per
+pass and GPU the charts and rankings of every cohort (analysis/series.py), with a contents list
+and the same data in the page's JSON twin. Every run of the kernel is linked from its page."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import Kernel
-from sitegen.analysis.series import Cell, PassSection, Series, passes_of
+from sitegen.analysis.frontier import frontiers_of
+from sitegen.analysis.kernels import Kernel, RunFacts, Series
+from sitegen.analysis.releases import histories_of
+from sitegen.analysis.series import Cell, Chart, PassSection, metrics_of, passes_of
+from sitegen.analysis.verdicts import ChartVerdicts, verdicts_of
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
-from sitegen.site.charts import chart_spec, colours_for
-from sitegen.site.format import Numbers, anchor, metric_name, ratio, title_of
-from sitegen.site.lookup import SiteLookup
+from sitegen.model.wording import counted
+from sitegen.site.charts import chart_spec, styles_for
+from sitegen.site.format import (
+    Scale,
+    against_baseline,
+    anchor,
+    metric_name,
+    scale_for,
+    slower_than_fastest,
+    title_of,
+    wording,
+)
+from sitegen.site.frontier import FrontierBlock, frontier_block
+from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
+from sitegen.site.releases import ReleaseBlock, release_blocks
+from sitegen.site.verdicts import (
+    VerdictStrip,
+    WinsLine,
+    gpu_anchor,
+    latency_tally,
+    verdict_strip,
+)
 
 
 class RankRow(NamedTuple):
-    """One implementation at one shape: ranked, not passed, or not measured."""
+    """One series at one shape: ranked, or measured without a value."""
 
+    anchor: str  # the row's id (`run-<16 hex>`) where this is the run's own chart; else ""
     rank: str
-    implementation: Link
-    baseline: bool
+    series: Link  # its display name, to its implementation's page
+    baseline: bool  # the chart's baseline
     value: str
     spread: str
-    vs_best: str
-    vs_baseline: str
-    run: Link | None
-    note: str
+    vs_best: str  # `fastest`, `1.25× slower`
+    vs_baseline: str  # `2.34× faster`, `1.12× slower`, `baseline`, `—`
+    run: Link
+    earlier: tuple[Link, ...]  # older runs of the series at this cell, each linked
+    earlier_anchors: tuple[str, ...]  # their ids, where this is their own chart
+    note: str  # a run's status when it did not pass
 
 
 class ShapeTable(NamedTuple):
     label: str
     workload: Link
     rows: tuple[RankRow, ...]
+    missing: str  # "Not measured here: …", once for the shape; "" when nothing is
+    baseline_missing: bool
 
 
 @dataclass(frozen=True)
@@ -47,10 +75,13 @@ class ChartBlock:
     metric: str
     unit: str
     spread_label: str
-    best_label: str
+    best_label: str  # the column of ratios to the best: `vs fastest`, `vs lowest`
+    baseline: str  # the baseline series' display name; "" when the chart has none
     spec: dict[str, Any]
     fallback: str
     shapes: tuple[ShapeTable, ...]
+    strip: VerdictStrip  # who wins at each shape, beyond the noise
+    releases: tuple[ReleaseBlock, ...]  # series measured at a shape under several releases
     data: dict[str, Any]  # the chart in the page's JSON twin
 
 
@@ -58,7 +89,10 @@ class GpuBlock(NamedTuple):
     anchor: str
     gpu: Link
     charts: tuple[ChartBlock, ...]
-    missing: tuple[str, ...]  # implementations measured in this pass elsewhere, not here
+    missing: tuple[str, ...]  # series measured in this pass elsewhere, not on this GPU
+    baseline_missing: str  # the pass's baseline, when it is among `missing`; ""
+    wins: str  # the latency charts' verdicts summed up: `Liger fastest at 5 of 8 shapes …`
+    frontiers: tuple[FrontierBlock, ...]  # a full pass's speed against memory, per sweep
 
 
 class PassBlock(NamedTuple):
@@ -66,13 +100,18 @@ class PassBlock(NamedTuple):
     name: str
     gpus: tuple[GpuBlock, ...]
     missing_gpus: tuple[Link, ...]
+    baseline: str  # the pass's baseline series' display name; ""
 
 
-class ImplementationRow(NamedTuple):
-    implementation: Link
+class SeriesRow(NamedTuple):
+    """A series in the kernel's table: its name, what the runs call it, its implementation."""
+
     label: str
-    baseline: bool
+    provider: str  # as the runs' titles spell it, when that differs from `label`; else ""
+    implementation: Link
     project: Link | None
+    baseline_role: bool  # its implementation has the baseline role
+    baseline_of: str  # the passes it is the baseline of: `forward, backward`; ""
     runs: int
 
 
@@ -88,8 +127,9 @@ class KernelContext(NamedTuple):
     description: str | None  # Markdown
     facts: tuple[Fact, ...]
     operands: tuple[Operand, ...]
-    implementations: tuple[ImplementationRow, ...]
+    series: tuple[SeriesRow, ...]
     passes: tuple[PassBlock, ...]
+    wins: tuple[WinsLine, ...]  # each pass and GPU's verdicts summed up
     source_refs: tuple[Link, ...]
     identity: Identity | None
     derived: bool  # no OperationSpec: the kernel comes from run titles
@@ -97,9 +137,10 @@ class KernelContext(NamedTuple):
 
 def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
     path = lookup.urls.path_of(kernel.key) or ""
-    colours = colours_for([i.digest for i in kernel.implementations])
+    styles = styles_for([s.key for s in kernel.series])
     sections = passes_of(kernel)
-    passes = tuple(pass_block(lookup, section, colours) for section in sections)
+    anchored: set[str] = set()  # runs whose row has its id already: each id once a page
+    passes = tuple(pass_block(lookup, kernel, section, styles, anchored) for section in sections)
     operation = kernel.operation
     facts: list[Fact] = []
     operands: list[Operand] = []
@@ -113,26 +154,32 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         operands += operands_of(spec)
     facts.append(Fact("Runs", f"{len(kernel.runs):,}"))
     facts.append(Fact("GPUs", lookup.gpu_labels(kernel.environments) or "none yet"))
-    counts: dict[str, int] = defaultdict(int)
-    for run in kernel.runs:
-        counts[run.implementation] += 1
-    implementations = tuple(
-        ImplementationRow(
+    counts = Counter(run.series_key for run in kernel.runs)
+    baseline_of: dict[str, list[str]] = {}
+    for pass_name in kernel.pass_names:  # in page order
+        key = kernel.baseline_of(pass_name)
+        if key is not None:
+            baseline_of.setdefault(key, []).append(pass_name)
+    series = tuple(
+        SeriesRow(
+            label=s.label,
+            provider=s.provider if s.renamed else "",
             implementation=Link(
-                title_of(i.entry) if i.entry else i.label, lookup.urls.link(i.digest)
+                title_of(s.entry) if s.entry else s.provider, lookup.urls.link(s.implementation)
             ),
-            label=i.label,
-            baseline=i.baseline,
-            project=lookup.projects.get(i.digest),
-            runs=counts[i.digest],
+            project=lookup.projects.get(s.implementation),
+            baseline_role=s.baseline_role,
+            baseline_of=", ".join(baseline_of.get(s.key, ())),
+            runs=counts[s.key],
         )
-        for i in kernel.implementations
+        for s in kernel.series
     )
+    count = len(kernel.series)
     meta = lookup.meta(
         kernel.title,
         path,
-        f"{kernel.title}: benchmark results of {len(kernel.implementations)} implementations "
-        f"on {len(kernel.environments)} GPUs.",
+        f"{kernel.title}: benchmark results of {counted(count, 'implementation')} "
+        f"on {counted(len(kernel.environments), 'GPU')}.",
         "kernels",
         kernel.runs,
         charts=any(g.charts for p in passes for g in p.gpus),
@@ -142,8 +189,16 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         description=description,
         facts=tuple(facts),
         operands=tuple(operands),
-        implementations=implementations,
+        series=series,
         passes=passes,
+        wins=tuple(
+            WinsLine(
+                Link(kernel.title, path), p.name, g.gpu, Link(g.gpu.text, f"#{g.anchor}"), g.wins
+            )
+            for p in passes
+            for g in p.gpus
+            if g.wins
+        ),
         source_refs=refs,
         identity=lookup.identity(operation) if operation else None,
         derived=operation is None,
@@ -185,16 +240,35 @@ def operands_of(spec: dict[str, Any]) -> list[Operand]:
     return operands
 
 
-def pass_block(lookup: SiteLookup, section: PassSection, colours: dict[str, str]) -> PassBlock:
+def pass_block(
+    lookup: SiteLookup,
+    kernel: Kernel,
+    section: PassSection,
+    styles: dict[str, tuple[str, str]],
+    anchored: set[str],
+) -> PassBlock:
     gpus = []
     for gpu in section.gpus:
         label = lookup.gpu_label(gpu.environment)
+        verdicts = tuple(verdicts_of(chart) for chart in gpu.charts)
+        where = f" on {label}"
         gpus.append(
             GpuBlock(
-                anchor=anchor(section.name, label, short(gpu.environment, 8)),
+                anchor=gpu_anchor(section.name, label, gpu.environment),
                 gpu=Link(label, lookup.urls.link(gpu.environment)),
-                charts=tuple(chart_block(lookup, s, colours) for s in gpu.series),
-                missing=tuple(i.label for i in gpu.missing),
+                charts=tuple(
+                    chart_block(lookup, chart, styles, anchored, judged, where)
+                    for chart, judged in zip(gpu.charts, verdicts, strict=True)
+                ),
+                missing=tuple(s.label for s in gpu.missing),
+                baseline_missing=section.baseline.label
+                if section.baseline is not None and section.baseline in gpu.missing
+                else "",
+                wins=latency_tally(verdicts),
+                frontiers=tuple(
+                    frontier_block(lookup, f, styles, f.latency.fixed.label())
+                    for f in frontiers_of(gpu, section.name)
+                ),
             )
         )
     return PassBlock(
@@ -204,106 +278,170 @@ def pass_block(lookup: SiteLookup, section: PassSection, colours: dict[str, str]
         missing_gpus=tuple(
             Link(lookup.gpu_label(e), lookup.urls.link(e)) for e in section.missing_gpus
         ),
+        baseline=section.baseline.label if section.baseline else "",
     )
 
 
-def chart_block(lookup: SiteLookup, series: Series, colours: dict[str, str]) -> ChartBlock:
-    numbers = Numbers(series.metric, series.unit)
-    spread = _spread_names(series)
-    fixed = series.fixed.label()
-    measured = (
-        "median " + metric_name(series.metric)
-        if series.metric == LATENCY
-        else metric_name(series.metric)
-    )
-    title = (
-        f"{measured.capitalize()} against {series.swept}" if series.swept else measured.capitalize()
-    )
-    if fixed != "unknown shape":
-        title += f" · {fixed}"
-    spec = chart_spec(series, colours, lambda d: lookup.urls.link(d) or "", numbers.one)
+def chart_scale(chart: Chart) -> Scale:
+    """The one unit of a chart and its table: the one that suits its largest value."""
+    values = [
+        v
+        for row in chart.rows
+        for cell in row.cells
+        if cell.value is not None
+        for v in (cell.value.centre, cell.value.low, cell.value.high)
+        if v is not None
+    ]
+    return scale_for(chart.unit, values)
+
+
+def measured_name(chart: Chart) -> str:
+    """What a chart plots: `median latency`, `peak memory allocated`."""
+    name = metric_name(chart.metric)
+    return "median " + name if chart.metric == LATENCY else name
+
+
+def chart_title(chart: Chart) -> str:
+    fixed = chart.fixed.label()
+    measured = measured_name(chart).capitalize()
+    title = f"{measured} against {chart.swept}" if chart.swept else measured
+    return title + (f" · {fixed}" if fixed != "unknown shape" else "")
+
+
+def chart_block(
+    lookup: SiteLookup,
+    chart: Chart,
+    styles: dict[str, tuple[str, str]],
+    anchored: set[str] | None = None,
+    verdicts: ChartVerdicts | None = None,
+    where: str = "",
+) -> ChartBlock:
+    """`anchored`: the runs given their row's id so far on the page (a crossed sweep shows a
+    workload in two charts; its rows get their id in the first). `where`: the GPU, for the
+    verdict's sentence (` on NVIDIA H100 80GB HBM3`)."""
+    anchored = set() if anchored is None else anchored
+    verdicts = verdicts_of(chart) if verdicts is None else verdicts
+    strip = verdict_strip(verdicts, styles, where)
+    scale = chart_scale(chart)
+    spread = _spread_names(chart)
+    measured = measured_name(chart)
+    spec = chart_spec(chart, styles, lambda d: lookup.urls.link(d) or "", scale)
     shapes = []
-    for row in series.rows:
+    for row in chart.rows:
         label = (
-            f"{series.swept} = {row.x:,}"
-            if series.swept and row.x is not None
-            else row.shape.label()
+            f"{chart.swept} = {row.x:,}" if chart.swept and row.x is not None else row.shape.label()
         )
+        missing = ", ".join(s.label for s in row.missing)
         shapes.append(
             ShapeTable(
                 label,
                 lookup.link(row.workload, row.shape.label()),
-                tuple(rank_row(lookup, c, numbers) for c in row.cells),
+                tuple(rank_row(lookup, chart, c, scale, anchored) for c in row.cells),
+                f"Not measured at this shape: {missing}." if missing else "",
+                row.baseline_missing,
             )
         )
-    points = sum(1 for row in series.rows for c in row.cells if c.value is not None)
+    drawn = len(spec["data"])
+    points = sum(len(trace["x"]) for trace in spec["data"])
     fallback = (
-        f"Chart of {measured} ({numbers.unit}) for {len(series.implementations)} "
-        f"implementations at {len(series.rows)} shapes ({points} measurements); "
+        f"Chart of {measured} ({scale.unit}): {counted(drawn, 'implementation')} "
+        f"at {counted(len(chart.rows), 'shape')}, {counted(points, 'measurement')}; "
         "the table below lists every value."
     )
     return ChartBlock(
-        element_id=series.element_id,
-        title=title,
-        protocol=lookup.link(series.protocol),
+        element_id=chart.element_id,
+        title=chart_title(chart),
+        protocol=lookup.link(chart.protocol),
         metric=measured,
-        unit=numbers.unit,
+        unit=scale.unit,
         spread_label=f"{spread[0]} – {spread[1]}" if spread else "spread",
-        best_label="× fastest" if series.metric == LATENCY else "× lowest",
+        best_label=f"vs {wording(chart.metric).best}",
+        baseline=chart.baseline.label if chart.baseline else "",
         spec=spec,
         fallback=fallback,
         shapes=tuple(shapes),
-        data=chart_twin(lookup, series, spec),
+        strip=strip,
+        releases=release_blocks(
+            chart, histories_of(chart), styles, lambda d: lookup.urls.link(d) or ""
+        ),
+        data=chart_twin(lookup, chart, spec, scale, strip),
     )
 
 
-def rank_row(lookup: SiteLookup, cell: Cell, numbers: Numbers) -> RankRow:
-    implementation = cell.implementation
-    impl_link = Link(implementation.label, lookup.urls.link(implementation.digest))
-    baseline = implementation.baseline
-    if cell.run is None:
-        return RankRow("—", impl_link, baseline, "not measured", "", "", "", None, "not measured")
-    run_link = Link(short(cell.run.digest), lookup.urls.link(cell.run.digest))
-    earlier = (
-        f"+{cell.earlier} earlier run{'s' if cell.earlier != 1 else ''}" if cell.earlier else ""
-    )
+def _anchor(chart: Chart, run: RunFacts, anchored: set[str]) -> str:
+    """The id of a run's row: in the first chart of its first metric on the page, else ""."""
+    if run.digest in anchored or metrics_of(run)[0] != (chart.metric, chart.unit):
+        return ""
+    anchored.add(run.digest)
+    return run_anchor(run.digest)
+
+
+def rank_row(
+    lookup: SiteLookup, chart: Chart, cell: Cell, scale: Scale, anchored: set[str]
+) -> RankRow:
+    series = cell.series
+    series_link = Link(series.label, lookup.urls.link(series.implementation))
+    baseline = chart.baseline is not None and chart.baseline.key == series.key
+    run = cell.run
+    run_link = Link(short(run.digest), lookup.urls.link(run.digest))
+    own = _anchor(chart, run, anchored)
+    earlier = tuple(Link(short(r.digest), lookup.urls.link(r.digest)) for r in cell.earlier)
+    earlier_anchors = tuple(_anchor(chart, r, anchored) for r in cell.earlier)
+
     if cell.value is None:
-        note = (
-            f"status: {cell.run.status}"
-            if cell.run.status != "passed"
-            else "no value for this metric"
+        note = f"status: {run.status}" if run.status != "passed" else "no value for this metric"
+        return RankRow(
+            own,
+            "—",
+            series_link,
+            baseline,
+            "—",
+            "",
+            "",
+            "",
+            run_link,
+            earlier,
+            earlier_anchors,
+            note,
         )
-        notes = "; ".join(p for p in (note, earlier) if p)
-        return RankRow("—", impl_link, baseline, "—", "", "", "", run_link, notes)
-    centre, low, high = numbers.aligned(cell.value)
+    value = cell.value
+    low, high = value.low, value.high
+    if baseline:
+        vs_baseline = "baseline"
+    elif chart.baseline is None:
+        vs_baseline = ""
+    else:
+        vs_baseline = against_baseline(cell.vs_baseline, wording(chart.metric))
     return RankRow(
+        anchor=own,
         rank=str(cell.rank),
-        implementation=impl_link,
+        series=series_link,
         baseline=baseline,
-        value=centre,
-        spread=f"{low} – {high}" if low and high else "",
-        vs_best=ratio(cell.vs_best),
-        vs_baseline=ratio(cell.vs_baseline)
-        if cell.vs_baseline is not None
-        else ("—" if not baseline else "1.00×"),
+        value=scale.number(value.centre),
+        spread=f"{scale.number(low)} – {scale.number(high)}"
+        if low is not None and high is not None
+        else "",
+        vs_best=slower_than_fastest(cell.vs_best, cell.rank, wording(chart.metric)),
+        vs_baseline=vs_baseline,
         run=run_link,
-        note=earlier,
+        earlier=earlier,
+        earlier_anchors=earlier_anchors,
+        note="",
     )
 
 
-def chart_twin(lookup: SiteLookup, series: Series, spec: dict[str, Any]) -> dict[str, Any]:
+def chart_twin(
+    lookup: SiteLookup, chart: Chart, spec: dict[str, Any], scale: Scale, strip: VerdictStrip
+) -> dict[str, Any]:
     def cell_json(cell: Cell) -> dict[str, Any]:
         item: dict[str, Any] = {
-            "implementation": cell.implementation.digest,
-            "label": cell.implementation.label,
-        }
-        if cell.run is None:
-            item["measured"] = False
-            return item
-        item |= {
+            "series": cell.series.key,
+            "label": cell.series.label,
+            "implementation": cell.series.implementation,
             "run": cell.run.digest,
             "url": lookup.urls.link(cell.run.digest),
             "status": cell.run.status,
+            "earlier": [{"run": r.digest, "url": lookup.urls.link(r.digest)} for r in cell.earlier],
         }
         if cell.value is not None:
             item |= {
@@ -311,22 +449,36 @@ def chart_twin(lookup: SiteLookup, series: Series, spec: dict[str, Any]) -> dict
                 "value": cell.value.centre,
                 "low": cell.value.low,
                 "high": cell.value.high,
-                "vsFastest": cell.vs_best,
-                "vsBaseline": cell.vs_baseline,
+                "slowerThanFastest": cell.vs_best,
+                "speedupVsBaseline": cell.vs_baseline,
             }
         return item
 
     return {
-        "id": series.element_id,
-        "protocol": series.protocol,
-        "metric": series.metric,
-        "unit": series.unit,
-        "sweptAxis": series.swept,
-        "fixed": series.fixed.label(),
+        "id": chart.element_id,
+        "protocol": chart.protocol,
+        "metric": chart.metric,
+        "unit": chart.unit,
+        "displayUnit": scale.unit,
+        "sweptAxis": chart.swept,
+        "fixed": chart.fixed.label(),
+        "baseline": chart.baseline.key if chart.baseline else None,
         "shapes": [
-            {"workload": r.workload, "x": r.x, "ranking": [cell_json(c) for c in r.cells]}
-            for r in series.rows
+            {
+                "workload": r.workload,
+                "x": r.x,
+                "ranking": [cell_json(c) for c in r.cells],
+                "notMeasured": [s.key for s in r.missing],
+            }
+            for r in chart.rows
         ],
+        "verdict": {
+            "sentence": strip.sentence,
+            "points": [
+                {"at": item.at, "outcome": item.outcome, "name": item.name, "detail": item.detail}
+                for item in strip.items
+            ],
+        },
         "chart": spec,
     }
 
@@ -344,11 +496,19 @@ def kernel_twin(
                 "environment": gpu.environment,
                 "label": gpu_block.gpu.text,
                 "charts": [chart.data for chart in gpu_block.charts],
+                "wins": gpu_block.wins,
+                "speedAgainstMemory": [f.data for f in gpu_block.frontiers],
+                "notMeasured": [s.key for s in gpu.missing],
             }
             for gpu, gpu_block in zip(section.gpus, block.gpus, strict=True)
         ]
         twins.append(
-            {"pass": section.name, "gpus": gpus, "notMeasuredOn": list(section.missing_gpus)}
+            {
+                "pass": section.name,
+                "baseline": section.baseline.key if section.baseline else None,
+                "gpus": gpus,
+                "notMeasuredOn": list(section.missing_gpus),
+            }
         )
     return {
         "kernel": {
@@ -356,21 +516,24 @@ def kernel_twin(
             "url": lookup.urls.link(kernel.key),
             "operationSpecDigest": kernel.operation.digest if kernel.operation else None,
         },
-        "implementations": [
-            {
-                "digest": i.digest,
-                "label": i.label,
-                "baseline": i.baseline,
-                "url": lookup.urls.link(i.digest),
-            }
-            for i in kernel.implementations
-        ],
+        "series": [series_json(lookup, s) for s in kernel.series],
         "passes": twins,
     }
 
 
-def _spread_names(series: Series) -> tuple[str, str] | None:
-    for row in series.rows:
+def series_json(lookup: SiteLookup, series: Series) -> dict[str, Any]:
+    return {
+        "key": series.key,
+        "label": series.label,
+        "provider": series.provider,
+        "implementation": series.implementation,
+        "baselineRole": series.baseline_role,
+        "url": lookup.urls.link(series.implementation),
+    }
+
+
+def _spread_names(chart: Chart) -> tuple[str, str] | None:
+    for row in chart.rows:
         for cell in row.cells:
             if cell.value is not None and cell.value.spread:
                 return cell.value.spread

@@ -57,7 +57,7 @@ def list_pages(lookup: SiteLookup) -> list[Page | LazyPage]:
     kernel_rows = tuple(
         (
             Link(k.title, urls.link(k.key)),
-            Link(str(len(k.implementations))),
+            Link(str(len(k.series))),
             Link(lookup.gpu_labels(k.environments) or "—"),
             Link(str(len(k.runs))),
         )

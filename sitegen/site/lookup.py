@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sitegen.analysis.kernels import Analysis, Kernel, RunFacts
+from sitegen.analysis.kernels import Analysis, Kernel, RunFacts, Series
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.reports import Attribution, SourceReport
@@ -55,6 +56,11 @@ class SiteInputs:
     baseline: Baseline | None = None  # what the changes page compares with; None: no page
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
+
+
+def run_anchor(digest_value: str) -> str:
+    """The id of a run's row on its kernel page: the run page links straight to it."""
+    return "run-" + short(digest_value, 16)
 
 
 def listed_order(run: RunFacts) -> tuple[Any, ...]:
@@ -158,11 +164,15 @@ class SiteLookup:
         }
 
     def page_key(self, *parts: str, runs: Iterable[RunFacts] = ()) -> str | None:
-        """The page's name and the tokens of the runs it shows (None unless keyed)."""
+        """The page's name, the tokens of the runs it shows and what it shows of their kernels
+        (their series' names: `kernel_signature`); None unless keyed."""
         if not self.inputs.keyed:
             return None
+        shown = list(runs)
         digest = hashlib.sha256("\0".join(parts).encode())
-        digest.update("".join([run.entry.token for run in runs]).encode())
+        digest.update("".join([run.entry.token for run in shown]).encode())
+        for key in sorted({run.kernel_key for run in shown}):
+            digest.update(self.kernel_signature(key).encode())
         return digest.hexdigest()
 
     def page_count(self, items: int) -> int:
@@ -187,7 +197,7 @@ class SiteLookup:
             kernel=self.kernel_link(run.kernel_key),
             pass_name=run.pass_name,
             gpu=Link(self.gpu_label(run.environment), self.urls.link(run.environment)),
-            implementation=Link(run.provider, self.urls.link(run.implementation)),
+            implementation=Link(self.series_of(run).label, self.urls.link(run.implementation)),
             shape=run.shape.label(),
             value=describe(value.metric, value.unit, value) if value else "—",
             status=run.status,
@@ -202,6 +212,19 @@ class SiteLookup:
 
     def kernel_of(self, run: RunFacts) -> Kernel:
         return self.kernels[run.kernel_key]
+
+    def series_of(self, run: RunFacts) -> Series:
+        """The series a run draws: its implementation as its title names it."""
+        return self.series_by_key(run.kernel_key)[run.series_key]
+
+    def series_by_key(self, kernel_key: str) -> dict[str, Series]:
+        """A kernel's series by key, made once a build."""
+        return self.memo(_series_by_key)(kernel_key)
+
+    def kernel_signature(self, key: str) -> str:
+        """What every page of a kernel's runs shows of the kernel besides the runs: its series'
+        names and baselines (part of their incremental keys)."""
+        return self.memo(_kernel_signature)(key)
 
     # who uses what -------------------------------------------------------------------------
 
@@ -273,3 +296,12 @@ def _protocol_facts(lookup: SiteLookup, digest_value: str) -> tuple[Fact, ...]:
 def _environment_facts(lookup: SiteLookup, digest_value: str) -> tuple[Fact, ...]:
     entry = lookup.catalog.get(digest_value, "ExecutionEnvironment")
     return () if entry is None else environment_facts(entry, lookup.urls)
+
+
+def _series_by_key(lookup: SiteLookup, kernel_key: str) -> dict[str, Series]:
+    return lookup.kernels[kernel_key].series_by_key
+
+
+def _kernel_signature(lookup: SiteLookup, kernel_key: str) -> str:
+    kernel = lookup.kernels[kernel_key]
+    return json.dumps([[(s.key, s.label) for s in kernel.series], kernel.baselines])

@@ -45,7 +45,8 @@ def plan_site(inputs: SiteInputs) -> Site:
             urls.path_of(r.digest) or "",
             "run.html",
             plan_run,
-            key("run", runs=(r,)),
+            # A run page ranks its cohort: it shows those runs too.
+            key("run", r.digest, runs=lookup.analysis.cohorts.get(r.cohort, (r,))),
             locality=loaded[r.digest],
             subject=r,
         )

@@ -6,12 +6,25 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
-from sitegen.content.run_summary import Value
+from sitegen.analysis.series import Cell, metrics_of, rank_cohort
+from sitegen.analysis.verdicts import judge
+from sitegen.content.run_summary import LATENCY, Value
+from sitegen.model.digest import short
+from sitegen.model.wording import counted
 from sitegen.site.credits import attribution_for
 from sitegen.site.facts import scalar_facts
-from sitegen.site.format import Numbers, display_unit, exact, metric_name, when
-from sitegen.site.lookup import SiteLookup
-from sitegen.site.records import Fact, FactGroup, Identity, Page, PageMeta
+from sitegen.site.format import (
+    against_baseline,
+    display_unit,
+    exact,
+    metric_name,
+    scale_for,
+    times,
+    when,
+    wording,
+)
+from sitegen.site.lookup import SiteLookup, run_anchor
+from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta
 
 
 class Headline(NamedTuple):
@@ -29,9 +42,33 @@ class Tensor(NamedTuple):
     dtype: str
 
 
+class Competitor(NamedTuple):
+    """A run at the same workload, protocol and GPU, as the run page ranks it."""
+
+    rank: str
+    series: Link  # its display name, to its implementation
+    value: str
+    versus: str  # against the page's run: `1.25× slower`, `2.34× faster`, `this run`
+    run: Link
+    this: bool  # the page's own run (or the newer run that replaces it)
+
+
+class Ranking(NamedTuple):
+    """Is this run the fastest here? Its rank among the newest run of each implementation at
+    the same workload, protocol and GPU (one cohort: FORMAT.md §3)."""
+
+    verdict: str  # one sentence: `Fastest of 3 …`, `2nd of 3: 1.25× slower than Liger …`
+    measured: str  # `median latency (µs)`
+    rows: tuple[Competitor, ...]
+    chart: Link  # the run's row in its chart on the kernel page
+    newer: Link | None  # a newer run of the same implementation here, which the chart shows
+    question: str  # `Is this the fastest here?`; `the lowest` for memory
+
+
 class RunContext(NamedTuple):
     meta: PageMeta
     headlines: tuple[Headline, ...]
+    ranking: Ranking | None
     status: str
     observed: str
     observed_iso: str
@@ -54,9 +91,11 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
     tensors, scalars = lookup.memo(workload_tables)(run.workload)
     kernel = lookup.kernel_of(run)
     gpu = lookup.gpu_label(run.environment)
+    series = lookup.series_of(run)
+    named = f"{series.label} ({run.provider})" if series.renamed else series.label
     summary = (
         Fact("Kernel", kernel.title, lookup.urls.link(kernel.key)),
-        reference(lookup, "Implementation", run.implementation, run.provider),
+        reference(lookup, "Implementation", run.implementation, named),
         Fact("Pass", run.pass_name),
         reference(lookup, "GPU", run.environment, gpu),
         reference(lookup, "Workload", run.workload, run.shape.label()),
@@ -87,6 +126,7 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
     context = RunContext(
         meta=meta,
         headlines=headlines,
+        ranking=ranking(lookup, run),
         status=run.status,
         observed=when(run.observed_at),
         observed_iso=run.observed_at,
@@ -111,7 +151,8 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         derived={
             "kernel": {"title": kernel.title, "url": lookup.urls.link(kernel.key)},
             "pass": run.pass_name,
-            "implementationLabel": run.provider,
+            "implementationLabel": series.label,
+            "provider": run.provider,
             "gpu": gpu,
             "links": links,
         },
@@ -120,17 +161,136 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
 
 
 def headline(value: Value) -> Headline:
-    numbers = Numbers(value.metric, value.unit)
-    centre, low, high = numbers.aligned(value)
+    scale = scale_for(value.unit, (value.centre,))
     spread = ""
-    if value.spread and low and high:
-        spread = f"{value.spread[0]} {low} / {value.spread[1]} {high} {numbers.unit}"
+    if value.spread and value.low is not None and value.high is not None:
+        low, high = scale.number(value.low), scale.number(value.high)
+        spread = f"{value.spread[0]} {low} / {value.spread[1]} {high} {scale.unit}"
+    stored = display_unit("", value.unit)
     return Headline(
         metric=f"{value.statistic} {metric_name(value.metric)}",
-        value=f"{centre} {numbers.unit}",
-        exact=exact(value.centre, display_unit("", value.unit)) if numbers.divisor != 1.0 else "",
+        value=scale.text(value.centre),
+        exact=exact(value.centre, stored) if scale.unit != stored else "",
         spread=spread,
     )
+
+
+def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
+    """The run's cohort ranked on its first metric, as the kernel page's chart ranks it."""
+    kernel = lookup.kernel_of(run)
+    metric, unit = metrics_of(run)[0]
+    ranked = lookup.memo(ranked_cohort)((run.cohort, run.kernel_key, metric, unit))
+    cells = ranked.cells
+    place = next(i for i, c in enumerate(cells) if c.series.key == run.series_key)
+    own = cells[place]
+    newer = None if own.run.digest == run.digest else own.run
+    mine = own.value
+    rows = []
+    for number, (cell, row) in enumerate(zip(cells, ranked.rows, strict=True)):
+        value = cell.value
+        if number == place:
+            versus = "this run" if newer is None else "the newer run"
+        elif value is None or mine is None:
+            versus = "—"
+        else:
+            ratio = mine.centre / value.centre if value.centre else None
+            versus = against_baseline(ratio, wording(metric))
+        rows.append(row._replace(versus=versus, this=number == place))
+    count = ranked.contenders
+    words = wording(metric)
+    where = f"{counted(count, 'implementation')} at this workload, pass and GPU"
+    judged = judge(cells, run.workload, None)
+    tied = judged is not None and judged.outcome == "tie" and own.series in judged.tied
+    if newer is not None:
+        verdict = "A newer run of this implementation at this workload replaces this one."
+    elif own.rank is None:
+        verdict = f"Not ranked (status {run.status}) among {where}."
+    elif count == 1:
+        verdict = f"The only one of {where}."
+    elif own.rank == 1 and judged is not None and judged.outcome == "win":
+        runner_up = cells[1]
+        verdict = (
+            f"{words.best.capitalize()} of {where}, {times(runner_up.vs_best or 0)} "
+            f"{words.better} than {runner_up.series.label}: beyond the recorded spread."
+        )
+    elif tied:
+        others = [s.label for s in judged.tied if s.key != own.series.key]  # type: ignore[union-attr]
+        standing = words.best if own.rank == 1 else f"{ordinal(own.rank)} by its median"
+        verdict = (
+            f"{standing.capitalize()} of {where}, but within the recorded spread of "
+            f"{', '.join(others)}: a tie."
+        )
+    elif own.rank == 1:
+        verdict = (
+            f"{words.best.capitalize()} of {where}; no spread was recorded to tell it from noise."
+        )
+    else:
+        fastest = cells[0]
+        clear = (
+            mine is not None
+            and mine.low is not None
+            and fastest.value is not None
+            and fastest.value.high is not None
+            and mine.low > fastest.value.high
+        )
+        verdict = (
+            f"{ordinal(own.rank)} of {where}: {times(own.vs_best or 0)} {words.worse} than "
+            f"{fastest.series.label}, the {words.best}"
+            + (", beyond the recorded spread." if clear else ".")
+        )
+    chart = Link(
+        "See it in its chart on the kernel page",
+        (lookup.urls.link(kernel.key) or "") + "#" + run_anchor(run.digest),
+    )
+    return Ranking(
+        verdict=verdict,
+        measured=ranked.measured,
+        rows=tuple(rows),
+        chart=chart,
+        newer=Link(short(newer.digest), lookup.urls.link(newer.digest)) if newer else None,
+        question=f"Is this the {words.best} here?",
+    )
+
+
+class RankedCohort(NamedTuple):
+    """A cohort ranked on one metric, as each of its runs' pages shows it (made once)."""
+
+    cells: tuple[Cell, ...]
+    rows: tuple[Competitor, ...]  # each cell's row, `versus` and `this` left for the page
+    contenders: int  # the cells ranked (with a value)
+    measured: str  # `median latency (µs)`
+
+
+def ranked_cohort(
+    lookup: SiteLookup, key: tuple[tuple[str, str, str], str, str, str]
+) -> RankedCohort:
+    cohort, kernel_key, metric, unit = key
+    runs = [r for r in lookup.analysis.cohorts[cohort] if r.kernel_key == kernel_key]
+    cells = rank_cohort(runs, lookup.series_by_key(kernel_key), metric, unit, None)
+    scale = scale_for(unit, [c.value.centre for c in cells if c.value is not None])
+    link = lookup.urls.link
+    rows = tuple(
+        Competitor(
+            rank=str(cell.rank) if cell.rank else "—",
+            series=Link(cell.series.label, link(cell.series.implementation)),
+            value=scale.text(cell.value.centre)
+            if cell.value is not None
+            else f"status: {cell.run.status}",
+            versus="",
+            run=Link(short(cell.run.digest), link(cell.run.digest)),
+            this=False,
+        )
+        for cell in cells
+    )
+    measured = f"{'median ' if metric == LATENCY else ''}{metric_name(metric)} ({scale.unit})"
+    return RankedCohort(cells, rows, sum(1 for c in cells if c.rank), measured)
+
+
+def ordinal(number: int) -> str:
+    """`1st`, `2nd`, `3rd`, `4th`, `11th`, `21st`."""
+    if 10 <= number % 100 <= 20:
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
 
 
 def workload_tables(

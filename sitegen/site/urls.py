@@ -46,6 +46,10 @@ class UrlError(ValueError):
     """A base URL we cannot publish under, or two things that would share one path."""
 
 
+class PathClash(UrlError):
+    """Two resources that would share one page: the content's problem, not the command's."""
+
+
 def parse_base_url(value: str | None) -> tuple[str, str]:
     """(path prefix, absolute base) from `--base-url`: `https://host/sub/` or `/sub/` or None."""
     if value is None:
@@ -102,7 +106,7 @@ def plan_urls(catalog: Catalog, kernels: Iterable[Kernel], base_url: str | None)
     """A path for every resource and kernel; raises UrlError if two would share one."""
     paths, clashes = plan_paths(catalog, kernels)
     if clashes:
-        raise UrlError("pages would clash:\n" + "\n".join(p.line() for p in clashes))
+        raise PathClash("pages would clash: " + "; ".join(p.line() for p in clashes))
     return site_urls(paths, base_url)
 
 
@@ -170,7 +174,7 @@ def _clashes(paths: dict[str, str], owners: dict[str, tuple[LoadedResource, str]
             else:
                 continue
             if owner is None:  # never: every page is named after a resource
-                raise UrlError(f"{path}: {message}")
+                raise PathClash(f"{path}: {message}")
             resource, field = owner
             problems.append(
                 Problem(

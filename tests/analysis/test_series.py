@@ -1,25 +1,57 @@
-"""A kernel's passes, sweeps, cohorts and rankings (sitegen/analysis/series.py)."""
+"""A kernel's passes, series, cohorts and rankings (sitegen/analysis/series.py and the series of
+analysis/kernels.py)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import tracemalloc
 from collections import defaultdict
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.analysis.kernels import Kernel
+from sitegen.analysis.kernels import Kernel, analyse
 from sitegen.analysis.series import _shape_key, _sweeps, passes_of
 from sitegen.content.run_summary import Shape
+from sitegen.pipeline import check_content
 from sitegen.site.kernel import KernelContext
 from sitegen.site.records import LazyPage
-from tests.site.planned import fixture_site
+from tests.site.planned import CONTENT, fixture_site
 
 
-def layer_norm() -> Kernel:
-    analysis, _ = fixture_site()
-    return next(k for k in analysis.kernels if k.title == "LayerNorm")
+def layer_norm(content: Path = CONTENT) -> Kernel:
+    catalog = check_content(content).catalog
+    return next(k for k in analyse(catalog).kernels if k.title == "LayerNorm")
+
+
+def shared_digest_content(root: Path) -> Path:
+    """The fixture, plus LayerNorm backward runs of a second provider whose implementation is
+    the liger runs' own (the format gives two providers one digest when their specs agree),
+    and an earlier measurement of one liger cell."""
+    content = root / "content"
+    shutil.copytree(CONTENT, content)
+    runs = sorted((content / "runs").glob("liger-layer-norm-backward-liger-*.json"))
+    assert len(runs) == 2  # at hidden 1024 and 4096; 16384's is the example bundle
+    for number, path in enumerate(runs):
+        document: dict[str, Any] = json.loads(path.read_text())
+        spec = document["spec"]
+        triton = json.loads(json.dumps(document))
+        triton["metadata"]["name"] += "-triton"
+        triton["metadata"]["title"] = "LayerNorm · liger_triton · backward"
+        triton["spec"]["timing"]["latencyNs"]["median"] = spec["timing"]["latencyNs"]["median"] // 2
+        triton["spec"]["sourceNative"]["externalId"] += "/triton"
+        (content / "runs" / f"triton-{number}.json").write_text(json.dumps(triton))
+        if number == 0:
+            earlier = json.loads(json.dumps(document))
+            earlier["metadata"]["name"] += "-earlier"
+            earlier["spec"]["timing"]["latencyNs"]["median"] += 1000
+            earlier["spec"]["observedAt"] = "2025-01-01T00:00:00.000Z"
+            (content / "runs" / "liger-earlier.json").write_text(json.dumps(earlier))
+    return content
 
 
 def test_passes_gpus_and_not_measured() -> None:
@@ -31,20 +63,56 @@ def test_passes_gpus_and_not_measured() -> None:
     assert [p.name for p in passes if p.name == "full"] == ["full"]  # memory protocol
 
 
-def test_ranking_within_one_cohort() -> None:
-    backward = passes_of(layer_norm())[1]
-    (series,) = backward.gpus[0].series
-    assert series.swept == "hidden"
-    assert series.fixed.label() == "rows=4096 · eps=1e-06 · fp32"
-    largest = series.rows[-1]
-    assert largest.x == 16384
+def test_ranking_within_one_cohort_with_the_passes_one_baseline() -> None:
+    kernel = layer_norm()
+    backward = passes_of(kernel)[1]
+    assert backward.baseline is not None and backward.baseline.label == "Transformers"
+    (chart,) = backward.gpus[0].charts
+    assert chart.swept == "hidden"
+    assert chart.fixed.label() == "rows=4096 · eps=1e-06 · fp32"
+    assert chart.baseline == backward.baseline
+    largest = chart.rows[-1]
+    assert largest.x == 16384 and not largest.missing and not largest.baseline_missing
     first, second = largest.cells
-    assert (first.implementation.label, first.rank, first.vs_best) == ("liger", 1, 1.0)
-    assert second.implementation.baseline and second.rank == 2
-    assert first.vs_baseline is not None and round(first.vs_baseline, 3) == round(
-        577632 / second.value.centre,
-        3,  # type: ignore[union-attr]
-    )
+    assert (first.series.label, first.rank, first.vs_best) == ("Liger", 1, 1.0)
+    assert second.series.baseline_role and second.rank == 2
+    assert second.value is not None and first.value is not None
+    assert first.vs_baseline == second.value.centre / first.value.centre  # a speedup: above 1
+    assert first.vs_baseline > 1 and second.vs_baseline == 1.0
+    assert second.vs_best == second.value.centre / first.value.centre
+
+
+def test_providers_sharing_an_implementation_are_two_series_each_ranked_and_linked(
+    tmp_path: Path,
+) -> None:
+    kernel = layer_norm(shared_digest_content(tmp_path))
+    labels = {s.label: s for s in kernel.series}
+    assert {"Liger", "Liger Triton", "Transformers"} <= set(labels)
+    liger, triton = labels["Liger"], labels["Liger Triton"]
+    assert liger.implementation == triton.implementation and liger.key != triton.key
+    (chart,) = passes_of(kernel)[1].gpus[0].charts
+    assert {s.label for s in chart.series} == {"Liger", "Liger Triton", "Transformers"}
+    for row in chart.rows[:2]:
+        ranked = {c.series.label: c for c in row.cells}
+        assert ranked["Liger Triton"].rank == 1  # half Liger's time, on Liger's digest
+        assert sorted(c.rank for c in ranked.values()) == [1, 2, 3]
+    assert [s.label for s in chart.rows[2].missing] == ["Liger Triton"]  # said once, here
+    # The earlier run of one cell is kept beside the newest, which is the one ranked.
+    smallest = chart.rows[0]
+    own = next(c for c in smallest.cells if c.series.label == "Liger")
+    (earlier,) = own.earlier
+    assert earlier.observed_at < own.run.observed_at
+    # Every run of the kernel is in some cell: the newest, or an earlier one beside it.
+    shown = {
+        r.digest
+        for section in passes_of(kernel)
+        for gpu in section.gpus
+        for c in gpu.charts
+        for row in c.rows
+        for cell in row.cells
+        for r in (cell.run, *cell.earlier)
+    }
+    assert shown == {r.digest for r in kernel.runs}
 
 
 def test_charts_are_derived_where_the_kernel_page_is_planned(
@@ -55,9 +123,11 @@ def test_charts_are_derived_where_the_kernel_page_is_planned(
     import sitegen.analysis.series
 
     derived = []
-    series = sitegen.analysis.series._series
+    charts = sitegen.analysis.series._charts
     monkeypatch.setattr(
-        sitegen.analysis.series, "_series", lambda *args: derived.append(args[0]) or series(*args)
+        sitegen.analysis.series,
+        "_charts",
+        lambda *args: derived.append(args[0].key) or charts(*args),
     )
     analysis, site = fixture_site()
     assert derived == []

@@ -1,18 +1,14 @@
-"""charts.py: plain plotly dicts from series; spreads, log axes, click-through URLs."""
+"""charts.py: plain plotly dicts from charts; spreads, log axes and their ticks, units, names."""
 
 from __future__ import annotations
 
 import json
-import re
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 from sitegen.analysis.kernels import Kernel, analyse
-from sitegen.analysis.series import Series, passes_of
+from sitegen.analysis.series import Chart, passes_of
 from sitegen.pipeline import check_content
-from sitegen.site.charts import chart_spec, colours_for, plotly_text
-from sitegen.site.format import display_unit
+from sitegen.site.charts import chart_spec, log_ticks, plotly_text, styles_for
+from sitegen.site.kernel import chart_scale
 from tests.conftest import FIXTURES
 
 
@@ -21,81 +17,74 @@ def kernels() -> dict[str, Kernel]:
     return {k.title: k for k in analyse(catalog).kernels}
 
 
-def series_of(kernel: Kernel, pass_name: str) -> list[Series]:
+def charts_of(kernel: Kernel, pass_name: str) -> list[Chart]:
     section = next(p for p in passes_of(kernel) if p.name == pass_name)
-    return [s for gpu in section.gpus for s in gpu.series]
+    return [c for gpu in section.gpus for c in gpu.charts]
 
 
-def spec(series: Series) -> dict:
-    colours = colours_for([i.digest for i in series.implementations])
-    return chart_spec(series, colours, lambda d: f"/runs/{d[7:23]}/", lambda v: f"{v:g}")
+def spec(kernel: Kernel, chart: Chart) -> dict:  # type: ignore[type-arg]
+    styles = styles_for([s.key for s in kernel.series])
+    return chart_spec(chart, styles, lambda d: f"/runs/{d[7:23]}/", chart_scale(chart))
 
 
-def test_latency_chart_is_plain_json_with_asymmetric_spread() -> None:
-    (series,) = [s for s in series_of(kernels()["LayerNorm"], "backward")]
-    chart = spec(series)
-    json.dumps(chart, allow_nan=False)  # plain data, nothing plotly-specific in Python
-    assert [t["name"] for t in chart["data"]] == ["huggingface (baseline)", "liger"]
-    liger = chart["data"][1]
+def test_latency_chart_is_plain_json_in_the_unit_that_suits_it() -> None:
+    kernel = kernels()["LayerNorm"]
+    (chart,) = charts_of(kernel, "backward")
+    found = spec(kernel, chart)
+    json.dumps(found, allow_nan=False)  # plain data, nothing plotly-specific in Python
+    # The importer's names for the providers; the pass's one baseline marked in the legend.
+    assert [t["name"] for t in found["data"]] == ["Liger", "Transformers (baseline)"]
+    liger = found["data"][0]
     assert liger["x"] == [1024, 4096, 16384]
-    assert liger["y"][2] == 577632 / 1e6  # milliseconds
-    assert liger["error_y"]["array"][2] == (579891 - 577632) / 1e6
-    assert liger["error_y"]["arrayminus"][2] == (577632 - 575347) / 1e6
+    assert chart_scale(chart).unit == "µs"  # the largest value is under 1 ms
+    assert liger["y"][2] == 577632 / 1e3
+    assert liger["error_y"]["array"][2] == (579891 - 577632) / 1e3
+    assert liger["error_y"]["arrayminus"][2] == (577632 - 575347) / 1e3
     assert liger["customdata"][2] == "/runs/f0cf6dd69e048a9b/"
-    assert chart["data"][0]["line"]["dash"] == "dash"  # the baseline
-    assert "type" not in chart["layout"]["xaxis"]  # 16× range: linear
-    assert chart["layout"]["xaxis"]["tickvals"] == [1024, 4096, 16384]
-    assert chart["layout"]["yaxis"]["title"]["text"] == "median latency (ms)"
+    assert found["data"][1]["marker"]["symbol"] == "diamond"  # the baseline
+    assert "type" not in found["layout"]["xaxis"]  # 16× range: linear
+    assert found["layout"]["xaxis"]["tickvals"] == [1024, 4096, 16384]
+    assert found["layout"]["yaxis"]["title"]["text"] == "median latency (µs)"
+    assert found["layout"]["yaxis"]["ticksuffix"] == " µs"
+    assert "578 µs (median)" in liger["text"][2]
 
 
-def test_wide_ranges_get_log_axes() -> None:
-    (series,) = series_of(kernels()["Cross-entropy loss"], "forward")
-    chart = spec(series)
-    assert chart["layout"]["xaxis"]["type"] == "log"  # 4096 … 131072
-    assert chart["layout"]["yaxis"]["type"] == "log"
+def test_wide_ranges_get_log_axes_whose_ticks_carry_their_magnitude_and_unit() -> None:
+    kernel = kernels()["Cross-entropy loss"]
+    (chart,) = charts_of(kernel, "forward")
+    found = spec(kernel, chart)
+    xaxis, yaxis = found["layout"]["xaxis"], found["layout"]["yaxis"]
+    assert xaxis["type"] == "log" and yaxis["type"] == "log"  # 4096 … 131072
+    unit = chart_scale(chart).unit
+    assert all(text.endswith(f" {unit}") for text in yaxis["ticktext"])
+    values = [float(text.split()[0].replace(",", "")) for text in yaxis["ticktext"]]
+    assert values == yaxis["tickvals"] and len(values) >= 3
+    assert not any(t.split()[0].endswith((".0", ".00")) for t in yaxis["ticktext"])
+    assert {f"{v:e}"[0] for v in values} <= {"1", "2", "5"}  # 1, 2, 5 × 10ⁿ
 
 
-def test_memory_chart_uses_the_data_unit() -> None:
-    (series,) = series_of(kernels()["LayerNorm"], "full")
-    chart = spec(series)
-    assert series.metric == "peak_memory_allocated" and series.unit == "mib"
-    assert chart["layout"]["yaxis"]["title"]["text"] == "peak memory allocated (MiB)"
-    assert "latency" not in json.dumps(chart)
-    assert display_unit("latency", "ns") == "ms"
+def test_log_ticks_are_one_two_five_per_decade() -> None:
+    assert log_ticks(18, 310) == [20.0, 50.0, 100.0, 200.0]
+    assert log_ticks(0.5, 40) == [0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
+    wide = log_ticks(1, 1e9)
+    assert wide == [10.0**n for n in range(10)]  # every decade alone
+    narrow = log_ticks(31, 58)
+    assert narrow == [30.0, 40.0, 50.0, 60.0]  # within a decade: every step
+    assert log_ticks(0, 10) == [] and log_ticks(5, 1) == []
 
 
-def test_names_reach_plotly_as_plain_text(tmp_path: Path) -> None:
-    """plotly draws a subset of HTML in legends, hovers and labels: a provider named with a
-    link or a style would be a clickable link, or restyle the chart. Only the spec's own
-    `<br>`, `<b>` and `<extra>` remain markup."""
-    content = tmp_path / "content"
-    shutil.copytree(FIXTURES / "site" / "content", content)
-    hostile = '<a href="https://evil.example/">log in</a> <span style="font-size:90px">&amp;</span>'
-    for path in (content / "runs").glob("*layer-norm-backward-liger*"):
-        document = json.loads(path.read_text())
-        document["metadata"]["title"] = f"LayerNorm · {hostile} · backward"
-        path.write_text(json.dumps(document))
-    checked = check_content(content)
-    assert checked.ok, checked.problems
-    kernel = next(k for k in analyse(checked.catalog).kernels if k.title == "LayerNorm")
-    (series,) = series_of(kernel, "backward")
-    chart = spec(series)
-    texts = list(_strings(chart))
-    assert plotly_text(hostile) in [t["name"] for t in chart["data"]]
-    assert plotly_text(hostile) == (
-        '&lt;a href="https://evil.example/"&gt;log in&lt;/a&gt; '
-        '&lt;span style="font-size:90px"&gt;&amp;amp;&lt;/span&gt;'
-    )
-    tags = {tag for text in texts for tag in re.findall(r"</?([a-z]+)", text)}
-    assert tags <= {"br", "b", "extra"}
+def test_memory_chart_uses_a_byte_unit() -> None:
+    kernel = kernels()["LayerNorm"]
+    (chart,) = charts_of(kernel, "full")
+    found = spec(kernel, chart)
+    assert chart.metric == "peak_memory_allocated" and chart.unit == "mib"
+    assert chart_scale(chart).unit in {"MiB", "GiB"}
+    assert found["layout"]["yaxis"]["title"]["text"].startswith("peak memory allocated (")
+    assert "latency" not in json.dumps(found)
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+def test_text_reaches_plotly_as_plain_text() -> None:
+    hostile = '<a href="https://evil.example">x</a> <span style="color:red">y</span> &amp;'
+    escaped = plotly_text(hostile)
+    assert "<" not in escaped and ">" not in escaped
+    assert "&amp;amp;" in escaped  # an entity stays text too

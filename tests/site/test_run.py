@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sitegen.site.run import RunContext
+from tests.analysis.test_series import shared_digest_content
 from tests.site.planned import fixture_site
 
 
@@ -14,10 +17,54 @@ def test_run_context_spells_out_its_value_and_credits_its_source() -> None:
     assert run.meta.title == "LayerNorm · liger · backward"
     (headline,) = run.headlines
     assert (headline.value, headline.exact, headline.spread) == (
-        "0.578 ms",
+        "578 µs",
         "577,632 ns",
-        "p20 0.575 / p80 0.580 ms",
+        "p20 575 / p80 580 µs",
     )
     assert [a.text for a in run.meta.attributions] == [
         "Liger-Kernel, BSD-2-Clause, Copyright 2024 LinkedIn Corporation"
     ]
+
+
+def test_a_run_page_says_whether_the_run_is_the_fastest_here(tmp_path: Path) -> None:
+    _, site = fixture_site(shared_digest_content(tmp_path))
+    pages = {p.path: p for p in site.pages}
+    seed = pages["runs/f0cf6dd69e048a9b/"].built().context  # Liger at hidden 16384, backward
+    assert isinstance(seed, RunContext) and seed.ranking is not None
+    ranking = seed.ranking
+    assert ranking.verdict.startswith("Fastest of 2 implementations at this workload")
+    assert [(r.rank, r.series.text, r.this) for r in ranking.rows] == [
+        ("1", "Liger", True),
+        ("2", "Transformers", False),
+    ]
+    assert ranking.rows[1].versus.endswith("× slower")  # than this run
+    assert ranking.chart.href == "/kernels/liger-layer-norm/#run-f0cf6dd69e048a9b"
+    # A run of the same cell that a newer one replaces says so, and links the newer run.
+    earlier = next(
+        p.built().context
+        for p in site.pages
+        if p.path.startswith("runs/")
+        and p.template == "run.html"
+        and p.built().context.ranking.newer is not None
+    )
+    assert earlier.ranking.verdict.startswith("A newer run of this implementation")
+    assert earlier.ranking.rows[[r.this for r in earlier.ranking.rows].index(True)].versus == (
+        "the newer run"
+    )
+
+
+def test_the_run_page_names_the_implementation_as_the_kernel_page_does() -> None:
+    _, site = fixture_site()
+    pages = {p.path: p for p in site.pages}
+    run = pages["runs/f0cf6dd69e048a9b/"].built().context
+    implementation = next(f for f in run.summary if f.label == "Implementation")
+    assert implementation.value == "Liger"
+    twin = pages["runs/f0cf6dd69e048a9b/"].built().twin
+    assert twin is not None and twin["derived"]["implementationLabel"] == "Liger"
+    baseline_runs = [
+        p.built().context
+        for p in site.pages
+        if p.template == "run.html" and "huggingface" in p.built().context.meta.title
+    ]
+    named = {next(f for f in r.summary if f.label == "Implementation").value for r in baseline_runs}
+    assert named == {"Transformers (huggingface)"}

@@ -1,19 +1,27 @@
 """The Liger-Kernel benchmark importer (`sitegen import liger`), registered on import.
 
-Its modules: rows.py reads the CSVs, bindings.py binds a row to axes (FORMAT.md §6),
-resources.py builds what a row imports to, importing.py writes the tree; providers.py and
-gpus.py are its tables, conventions.py what the site reads of them.
+Its modules: rows.py reads the CSVs, sources.py tells where their rows come from (upstream, or
+a machine a contributor describes), bindings.py binds a row to axes (FORMAT.md §6),
+resources.py builds what a row imports to, import_reports.py the reports of content/_sources/,
+importing.py writes the tree; providers.py and gpus.py are its tables, conventions.py what the
+site reads of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from sitegen.cli.exit_codes import EXIT_USAGE
 from sitegen.content.reports import Attribution
-from sitegen.content.run_summary import Shape
 from sitegen.importers.liger import conventions
-from sitegen.importers.registry import register
+from sitegen.importers.registry import Provider, register
+
+if TYPE_CHECKING:
+    from sitegen.content.run_summary import Shape
 
 
 class LigerImporter:
@@ -21,7 +29,22 @@ class LigerImporter:
     summary = "Liger-Kernel benchmark CSVs (FORMAT.md §5–6); replaces OUT_DIR whole"
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("csv_files", nargs="+", type=Path, metavar="CSV")
+        parser.description = (
+            "Import upstream's CSVs (each row's GPU by its gpu_name) and CSVs measured on a "
+            "machine described by an ExecutionEnvironment file (`sitegen environment` prints "
+            "one): `--environment HOST.json CSV...` binds those CSVs' rows to HOST.json; given "
+            "without CSVs, it describes every CSV named before it."
+        )
+        parser.add_argument("csv_files", nargs="*", type=Path, metavar="CSV")
+        parser.add_argument(
+            "--environment",
+            action="append",
+            nargs="+",
+            type=Path,
+            default=[],
+            metavar=("HOST.json", "CSV"),
+            help="the machine the CSVs after it were measured on (repeatable)",
+        )
         parser.add_argument(
             "--out",
             type=Path,
@@ -31,9 +54,28 @@ class LigerImporter:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from sitegen.importers.liger.importing import main  # the import's code, only to import
+        from sitegen.importers.liger.importing import Measured, main  # the import's code
 
-        return main(list(args.csv_files), args.out)
+        upstream: list[Path] = list(args.csv_files)
+        groups: list[list[Path]] = args.environment
+        alone = [group[0] for group in groups if len(group) == 1]
+        if alone and len(groups) > 1:
+            print(
+                f"sitegen import liger: --environment {alone[0]} names no CSV, so it describes "
+                "every CSV before it, and may not be given with another --environment: give "
+                "each its CSVs (--environment HOST.json CSV...)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        if alone:
+            measured = [Measured(alone[0], tuple(upstream))]
+            upstream = []
+        else:
+            measured = [Measured(group[0], tuple(group[1:])) for group in groups]
+        if not upstream and not any(group.csv_paths for group in measured):
+            print("sitegen import liger: no CSV given", file=sys.stderr)
+            return EXIT_USAGE
+        return main(upstream, args.out, measured)
 
     def attribution(self, source: str) -> Attribution | None:
         return conventions.attribution(source)
@@ -43,6 +85,12 @@ class LigerImporter:
 
     def shape_of(self, source: str, external_id: str) -> Shape | None:
         return conventions.shape_of(source, external_id)
+
+    def provider(self, source: str, provider: str) -> Provider | None:
+        return conventions.provider(source, provider)
+
+    def release(self, source: str, labels: Mapping[str, str]) -> str | None:
+        return conventions.release(source, labels)
 
 
 IMPORTER = LigerImporter()

@@ -107,7 +107,9 @@ def _distill(operation: str) -> KernelBinding:
 
 BINDINGS: dict[str, KernelBinding] = {
     "rms_norm": KernelBinding(
-        "liger-rms-norm", {"H": ROWS_M_HIDDEN_X, "N": ROWS_M_HIDDEN_X}, scalars=(EPS,)
+        "liger-rms-norm",
+        {"H": ROWS_M_HIDDEN_X, "N": ROWS_M_HIDDEN_X, "T": ROWS_X_HIDDEN},
+        scalars=(EPS,),
     ),
     "fused_add_rms_norm": KernelBinding(
         "liger-fused-add-rms-norm",
@@ -122,7 +124,9 @@ BINDINGS: dict[str, KernelBinding] = {
     "softmax": KernelBinding(
         "liger-softmax", {"H": ROWS_M_HIDDEN_X, "N": ROWS_M_HIDDEN_X, "BT": ROWS_X_HIDDEN}
     ),
-    "relu_squared": KernelBinding("liger-relu-squared", {"N": ROWS_M_HIDDEN_X}),
+    "relu_squared": KernelBinding(
+        "liger-relu-squared", {"N": ROWS_M_HIDDEN_X, "BT": ROWS_X_HIDDEN}
+    ),
     "cross_entropy": KernelBinding(
         "liger-cross-entropy",
         {
@@ -135,11 +139,20 @@ BINDINGS: dict[str, KernelBinding] = {
     "kl_div": KernelBinding(
         "liger-kl-div", {"V": TOKENS_BT_VOCAB_X, "BT": TOKENS_X_VOCAB}, dtype="fp32"
     ),
-    "tvd": KernelBinding("liger-tvd", {"V": TOKENS_BT_VOCAB_X}, dtype="fp32"),
+    "tvd": KernelBinding("liger-tvd", {"V": TOKENS_BT_VOCAB_X, "BT": TOKENS_X_VOCAB}, dtype="fp32"),
     "jsd": KernelBinding("liger-jsd", {"V": TOKENS_BT_VOCAB_X, "BT": TOKENS_X_VOCAB}, dtype="fp32"),
     "embedding": KernelBinding(
         "liger-embedding",
-        {"V": (("batch", "B"), ("seq", "T"), ("hidden", "D"), ("vocab", "x"))},
+        {
+            "V": (("batch", "B"), ("seq", "T"), ("hidden", "D"), ("vocab", "x")),
+            # The current script sweeps B·T at a fixed T: the batch is B·T / T.
+            "BT": (
+                ("batch", "x/T"),
+                ("seq", "T"),
+                ("hidden", "hidden_size"),
+                ("vocab", "vocab_size"),
+            ),
+        },
     ),
     "rope": KernelBinding("liger-rope", ROPE, divisible=(("hidden", "q_heads"),)),
     "llama4_rope": KernelBinding("liger-llama4-rope", ROPE, divisible=(("hidden", "q_heads"),)),
@@ -244,8 +257,10 @@ BINDINGS: dict[str, KernelBinding] = {
         MULTI_TOKEN_ATTENTION,
         require={"groups": 1, "bias": True},
     ),
+    # The main CSV's configs name the sizes H and V, the current script's hidden_size, vocab_size.
     "fused_linear_cross_entropy": KernelBinding(
-        "liger-fused-linear-cross-entropy", {"BT": TOKENS_X_HIDDEN_VOCAB}
+        "liger-fused-linear-cross-entropy",
+        {"BT": (("tokens", "x"), ("hidden", "H|hidden_size"), ("vocab", "V|vocab_size"))},
     ),
     "fused_linear_jsd": KernelBinding(
         "liger-fused-linear-jsd",

@@ -2,12 +2,16 @@
 
 `import_rows` reads and binds every row in memory; `main` writes the result. Each row is imported
 as one BenchmarkRun (with the resources it points at) or skipped with a named reason; a malformed
-file (missing columns, ragged rows, non-numeric values, bad config JSON, an unknown GPU, numbers
-no resource can hold …) stops the import before anything is written. So does an import of no
+file (missing columns, ragged rows, non-numeric values, bad config JSON, numbers no resource can
+hold …) or environment file stops the import before anything is written. So does an import of no
 run at all, and a tree that would not pass `sitegen check`: the tree is checked, in memory, by
 the same pipeline before it is written. `--out` is replaced whole, as a build's output is
 (publish/write.py): never a folder that is not a previous import, nor the root, the home or
 the current directory, nor one holding a project.
+
+Rows come from upstream's files, bound to a GPU by `gpu_name`, or from CSVs a contributor
+measured on a machine they describe with an ExecutionEnvironment (`Measured`): each of those
+rows binds to that environment (sources.py).
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.importers.liger.bindings import Unbound, bind
-from sitegen.importers.liger.providers import PROVIDERS, REPOSITORY
+from sitegen.importers.liger.gpus import gpu_of
+from sitegen.importers.liger.import_reports import KINDS, build_reports
+from sitegen.importers.liger.providers import PROVIDERS
 from sitegen.importers.liger.resources import (
     METRICS,
     PASSES,
@@ -35,26 +41,34 @@ from sitegen.importers.liger.resources import (
     protocol,
     workload,
 )
-from sitegen.importers.liger.rows import Row, SourceFile, read_csv
-from sitegen.model.problems import Problem, errors
-from sitegen.publish.errors import OutputError
+from sitegen.importers.liger.rows import Row, read_csv
+from sitegen.importers.liger.sources import Origin, describes, load_environment, measured, upstream
+from sitegen.model.problems import Problem, Severity, errors
+from sitegen.model.wording import counted
 from sitegen.publish.write import Owner, check_output_dir, write_site
 
-SNAPSHOT_COMMIT = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
-# The last upstream commit touching each CSV (shared/data/liger/README.md).
-FILE_COMMITS = {
-    "all_benchmark_data.csv": "2120862ba532c9449e72d603ba6324310ae756e7",
-    "all_benchmark_data_cutile.csv": "7a12e092579dba20fa02388bf80a2c39cbc9010a",
-    "all_benchmark_data_cutedsl.csv": "4d899a0bdcd1b2b79241fd611e99c3fb1a6b1297",
-}
-LICENCE = {"spdx": "BSD-2-Clause", "copyright": "Copyright 2024 LinkedIn Corporation"}
-REPORT_PATH = "_sources/liger-kernel.json"  # `_` folders are data for the site, not resources
-# A folder the import may replace: absent, empty, or holding a previous import's report.
-IMPORTED_CONTENT = Owner("a previous import", REPORT_PATH, None)
+# A folder the import may replace: absent, empty, or holding a previous import's reports.
+IMPORTED_CONTENT = Owner("a previous import", "_sources", None, "no _sources folder")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """CSVs measured on one machine, and the file describing it (`--environment HOST.json CSV…`)."""
+
+    environment: Path
+    csv_paths: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class ImportedFile:
+    origin: Origin
+    name: str
+    rows: int
 
 
 @dataclass(frozen=True)
 class ImportedRow:
+    origin: Origin
     file: str
     line: int
     metric: str  # latency | peak_memory
@@ -67,46 +81,43 @@ class ImportedRow:
 
 @dataclass(frozen=True)
 class SkippedRow:
+    origin: Origin
     file: str
     line: int
     reason: str  # a short slug, counted in the report
     detail: str
 
 
-# Kinds in the order the report lists them.
-KINDS = (
-    "OperationSpec",
-    "WorkloadCase",
-    "SoftwareProject",
-    "ImplementationRevision",
-    "BenchmarkProtocol",
-    "ExecutionEnvironment",
-    "BenchmarkRun",
-)
-
-
 @dataclass(frozen=True)
 class ImportResult:
-    sources: tuple[SourceFile, ...]
+    sources: tuple[ImportedFile, ...]
     imported: tuple[ImportedRow, ...]
     skipped: tuple[SkippedRow, ...]
     problems: tuple[Problem, ...]  # malformed input: when any, nothing may be written
+    warnings: tuple[Problem, ...] = ()  # imported, but the reader should know (a GPU by name)
 
     def resources(self) -> list[Built]:
         """Every resource once per digest, sorted by path.
 
         Identities collapse (swiglu and tiled_swiglu share an OperationSpec; providers the format
-        cannot tell apart share an ImplementationRevision): the survivor is the copy whose
+        cannot tell apart share an ImplementationRevision): the survivor is a copy upstream's
+        rows make, if any (so measured rows never rename upstream's files), then the one whose
         `metadata.name` sorts first, then whose path does, whatever the order of the input. A
         shared ImplementationRevision is retitled to name every provider it stands for.
         """
         copies: dict[str, dict[str, Built]] = {}  # digest → path → copy
+        upstream_paths: set[str] = set()
         for row in self.imported:
             for built in row.resources.values():
                 copies.setdefault(built.digest, {})[built.path] = built
+                if not row.origin.measured:
+                    upstream_paths.add(built.path)
         survivors = []
         for same in copies.values():
-            ordered = sorted(same.values(), key=lambda built: (built.name, built.path))
+            ordered = sorted(
+                same.values(),
+                key=lambda built: (built.path not in upstream_paths, built.name, built.path),
+            )
             survivor = ordered[0]
             if survivor.kind == "ImplementationRevision":
                 survivor = _shared_implementation(ordered)
@@ -114,46 +125,20 @@ class ImportResult:
         return sorted(survivors, key=lambda built: built.path)
 
     def tree(self) -> dict[str, Json]:
-        """The content tree: relative path → JSON document (the resources and the report)."""
+        """The content tree: relative path → JSON document (the resources and the reports)."""
         resources = self.resources()
         tree: dict[str, Json] = {}
         for built in resources:
-            if built.path in tree:  # two identities, one file: a naming rule is wrong
+            if built.path in tree:  # import_rows reports a clash: here it is our bug
                 raise RuntimeError(f"two resources would be written to {built.path}")
             tree[built.path] = built.document
-        tree[REPORT_PATH] = self.report(resources)
+        tree.update(self.reports(resources))
         return tree
 
-    def report(self, resources: Iterable[Built] | None = None) -> Json:
-        """Where the data came from and what became of every row, for the site to show."""
-        written = Counter(built.kind for built in (resources or self.resources()))
-        files = []
-        for source in self.sources:
-            commit = FILE_COMMITS.get(source.name)
-            upstream = f"benchmark/data/{source.name}"
-            imported = [row for row in self.imported if row.file == source.name]
-            entry: Json = {"name": source.name, "path": upstream}
-            if commit:
-                entry["commit"] = commit
-                entry["url"] = f"{REPOSITORY}/blob/{commit}/{upstream}"
-            entry["rows"] = source.rows
-            entry["imported"] = dict(sorted(Counter(row.metric for row in imported).items()))
-            entry["skipped"] = sum(1 for row in self.skipped if row.file == source.name)
-            files.append(entry)
-        return {
-            "title": "Liger-Kernel benchmark data",
-            "repository": REPOSITORY,
-            "snapshot": SNAPSHOT_COMMIT,
-            "licence": LICENCE,
-            "files": files,
-            "resources": {kind: written[kind] for kind in KINDS},
-            "runs": dict(sorted(Counter(row.metric for row in self.imported).items())),
-            "skipped": dict(sorted(Counter(row.reason for row in self.skipped).items())),
-            "skippedRows": [
-                {"row": f"{row.file}:{row.line}", "reason": row.reason, "detail": row.detail}
-                for row in self.skipped
-            ],
-        }
+    def reports(self, resources: Iterable[Built] | None = None) -> dict[str, Json]:
+        """Where each source's data came from and what became of every row, by report path."""
+        written = self.resources() if resources is None else resources
+        return build_reports(self.sources, self.imported, self.skipped, written)
 
 
 def _shared_implementation(copies: list[Built]) -> Built:
@@ -189,42 +174,157 @@ def _shared_implementation(copies: list[Built]) -> Built:
     return Built(copies[0].path, document, copies[0].digest)
 
 
-def import_rows(csv_paths: Iterable[Path]) -> ImportResult:
-    """Read and bind every row of the CSVs in memory; nothing touches the disk but the reading."""
-    sources: list[SourceFile] = []
+def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ()) -> ImportResult:
+    """Read and bind every row of the CSVs in memory; nothing touches the disk but the reading.
+
+    `csv_paths` are upstream's files (a GPU by `gpu_name`); each `Measured` names CSVs measured on
+    the machine its environment file describes.
+    """
+    problems: list[Problem] = []
+    inputs = [(upstream(path.name), path) for path in csv_paths]
+    machines: list[tuple[Path, Origin]] = []
+    for group in measured_on:
+        environment_ = load_environment(group.environment, problems)
+        # Without one, its CSVs are still read, so that one run reports every problem.
+        origin = Origin("", "") if environment_ is None else measured(environment_)
+        inputs += [(origin, path) for path in group.csv_paths]
+        if environment_ is not None:
+            machines.append((group.environment, origin))
+    problems += _name_clashes(machines, [origin for origin, _ in inputs if not origin.measured])
+
+    files: list[ImportedFile] = []
     imported: list[ImportedRow] = []
     skipped: list[SkippedRow] = []
-    problems: list[Problem] = []
+    warnings: dict[tuple[str, str], Problem] = {}  # (file, gpu_name) → the first row's warning
     seen: dict[str, str] = {}  # externalId → file:line
-    # Sorted by file name: the report and duplicate detection must not depend on argument order.
-    for path in sorted(csv_paths, key=lambda p: p.name):
-        if any(source.name == path.name for source in sources):
+    read: dict[Path, str] = {}  # each file once, by where it is: given twice is a mistake
+    # Sorted by source, then file name: nothing may depend on the order of the arguments.
+    for origin, path in sorted(inputs, key=lambda item: (item[0].tag, item[1].name)):
+        where = path.resolve()
+        if where in read or any(f.origin == origin and f.name == path.name for f in files):
             problems.append(
-                Problem(path.name, "file", "given twice (sources are told apart by name)")
+                Problem(str(path), "file", "given twice (sources are told apart by name)")
             )
             continue
+        read[where] = path.name
         source, rows, file_problems = read_csv(path)
-        sources.append(source)
+        files.append(ImportedFile(origin, source.name, source.rows))
         problems.extend(file_problems)
+        if not origin.source:  # its environment file has problems: nothing to bind to
+            continue
+        problems.extend(_mismatched_gpus(origin, path, rows))
         for row in rows:
+            if not origin.measured:
+                _warn_unknown_gpu(row, warnings)
             try:
-                outcome = import_row(row)
+                outcome = import_row(row, origin)
                 external_id = outcome.run.document["spec"]["sourceNative"]["externalId"]
                 if external_id in seen:
                     raise Unbound("duplicate-row", f"same externalId as {seen[external_id]}")
             except Unbound as unbound:
-                skipped.append(SkippedRow(row.file, row.line, unbound.reason, unbound.detail))
+                skipped.append(
+                    SkippedRow(origin, row.file, row.line, unbound.reason, unbound.detail)
+                )
                 continue
             except (ArithmeticError, ValueError) as error:  # numbers no resource can hold
                 problems.append(Problem(f"{row.file}:{row.line}", "row", f"cannot import: {error}"))
                 continue
             seen[external_id] = f"{row.file}:{row.line}"
             imported.append(outcome)
-    return ImportResult(tuple(sources), tuple(imported), tuple(skipped), tuple(problems))
+    result = ImportResult(
+        tuple(files), tuple(imported), tuple(skipped), tuple(problems), tuple(warnings.values())
+    )
+    clashes = _clashes(result)
+    if clashes:
+        result = ImportResult(
+            result.sources, result.imported, result.skipped, (*problems, *clashes), result.warnings
+        )
+    return result
 
 
-def import_row(row: Row) -> ImportedRow:
+def _name_clashes(machines: list[tuple[Path, Origin]], upstream_: list[Origin]) -> list[Problem]:
+    """A machine's name leads its runs' ids, names and files: no other source may share it."""
+    taken = {origin.tag: "an upstream CSV's source" for origin in upstream_}
+    seen: dict[str, tuple[Path, Origin]] = {}
+    problems = []
+    for path, origin in machines:
+        earlier = seen.setdefault(origin.tag, (path, origin))
+        if origin.tag in taken:
+            clash = taken[origin.tag]
+        elif earlier[1] != origin:
+            clash = f"{earlier[0]}, which describes another machine"
+        else:
+            continue
+        problems.append(
+            Problem(
+                str(path),
+                "metadata.name",
+                f"{origin.tag!r} also names {clash}",
+                "give each machine's environment a name of its own",
+            )
+        )
+    return problems
+
+
+def _mismatched_gpus(origin: Origin, path: Path, rows: list[Row]) -> list[Problem]:
+    """Rows of a measured CSV whose GPU is not the one its environment describes, once per GPU."""
+    if origin.environment is None:
+        return []
+    product = origin.environment.document["spec"]["hardware"]["product"]
+    first: dict[str, Row] = {}
+    for row in rows:
+        if not describes(origin.environment, row["gpu_name"]):
+            first.setdefault(row["gpu_name"], row)
+    return [
+        Problem(
+            f"{path}:{row.line}",
+            "gpu_name",
+            f"{gpu_name!r}, but the environment {origin.environment.name!r} describes "
+            f"a {product!r}",
+            "give each CSV after the --environment of the machine that measured it",
+        )
+        for gpu_name, row in sorted(first.items())
+    ]
+
+
+def _warn_unknown_gpu(row: Row, warnings: dict[tuple[str, str], Problem]) -> None:
+    gpu_name = row["gpu_name"]
+    if (row.file, gpu_name) in warnings:
+        return
+    gpu, known = gpu_of(gpu_name)
+    if known:
+        return
+    warnings[(row.file, gpu_name)] = Problem(
+        f"{row.file}:{row.line}",
+        "gpu_name",
+        f"{gpu_name!r} is not a GPU of upstream's data: hardware derived from its name "
+        f"(architecture {gpu.architecture}), software not recorded",
+        "describe the machine that measured with --environment HOST.json "
+        "(`sitegen environment` prints one)",
+        Severity.WARNING,
+    )
+
+
+def _clashes(result: ImportResult) -> list[Problem]:
+    """Two identities that would be written to one file (a machine named like another)."""
+    by_path: dict[str, list[Built]] = {}
+    for built in result.resources():
+        by_path.setdefault(built.path, []).append(built)
+    return [
+        Problem(
+            path,
+            "metadata.name",
+            f"{len(copies)} different {copies[0].kind} resources would be written here",
+            "give the environment a name of its own",
+        )
+        for path, copies in sorted(by_path.items())
+        if len(copies) > 1
+    ]
+
+
+def import_row(row: Row, origin: Origin | None = None) -> ImportedRow:
     """The resources one row imports to; raises Unbound when it does not bind."""
+    origin = origin or upstream(row.file)
     metric = METRICS.get((row["metric_name"], row["metric_unit"]))
     if metric is None:
         found = f"{row['metric_name']} in {row['metric_unit']}"
@@ -245,11 +345,10 @@ def import_row(row: Row) -> ImportedRow:
         "project": project(PROVIDERS[row["kernel_provider"]].project),
         "implementation": implementation_,
         "protocol": protocol(metric, row["kernel_operation_mode"]),
-        "environment": environment(row["gpu_name"]),
+        "environment": origin.environment or environment(row["gpu_name"]),
     }
-    return ImportedRow(
-        row.file, row.line, metric, {**refs, "run": benchmark_run(row, binding, metric, refs)}
-    )
+    run = benchmark_run(row, binding, metric, refs, origin)
+    return ImportedRow(origin, row.file, row.line, metric, {**refs, "run": run})
 
 
 def render(document: Json) -> str:
@@ -258,9 +357,9 @@ def render(document: Json) -> str:
 
 
 def rendered(tree: Mapping[str, Json]) -> dict[str, bytes]:
-    """The tree's files as written, the report first: a staging tree left by a killed import
-    is known by it (publish/write.py)."""
-    order = sorted(tree, key=lambda path: (path != REPORT_PATH, path))
+    """The tree's files as written, the reports first: a staging tree left by a killed import
+    is known by its `_sources` folder (publish/write.py)."""
+    order = sorted(tree, key=lambda path: (not path.startswith("_sources/"), path))
     return {path: render(tree[path]).encode() for path in order}
 
 
@@ -270,16 +369,14 @@ def write_tree(tree: Mapping[str, Json], out_dir: Path) -> None:
     write_site(rendered(tree), out_dir, owner=IMPORTED_CONTENT)
 
 
-def main(csv_paths: list[Path], out_dir: Path) -> int:
-    """`sitegen import liger CSV... --out DIR`: prints counts per skip reason and a summary;
-    returns the exit code: 0 ok, 1 malformed input or content that would not check, 2 an
-    `--out` that may not be replaced or written. Nothing is written unless it returns 0."""
-    try:
-        check_output_dir(out_dir, None, IMPORTED_CONTENT)
-    except OutputError as error:
-        print(f"sitegen import liger: {error}", file=sys.stderr)
-        return 2
-    result = import_rows(csv_paths)
+def main(csv_paths: list[Path], out_dir: Path, measured_on: Iterable[Measured] = ()) -> int:
+    """`sitegen import liger CSV... [--environment HOST.json CSV...] --out DIR`: prints each file's
+    counts, every skipped row and a summary; returns 0, or 1 for malformed input, an import of
+    no run or content that would not check. Raises OutputError for an `--out` that may not be
+    replaced, WriteError (an OSError) for one that cannot be written. Nothing is written unless
+    it returns 0."""
+    check_output_dir(out_dir, None, IMPORTED_CONTENT)
+    result = import_rows(csv_paths, measured_on)
     if result.problems:
         return _refuse(result.problems, "in the input")
     if not result.imported:
@@ -287,30 +384,41 @@ def main(csv_paths: list[Path], out_dir: Path) -> int:
             print(f"skipped, {reason}: {count}", file=sys.stderr)
         print("nothing imported: every row was skipped; nothing written", file=sys.stderr)
         return 1
+    for warning in result.warnings:
+        print(warning.line(), file=sys.stderr)
     tree = result.tree()
     files = rendered(tree)
-    # Imported into a memory tree named as `--out` is, so its problems name the files to be.
+    # Checked as a tree named as `--out` is, so its problems name the files to be.
     from sitegen.pipeline import check_documents  # the whole pipeline: only to import
 
     checked = check_documents(files.items(), out_dir.resolve().name or "content")
     if errors(checked.problems):
         return _refuse(errors(checked.problems), "in what the import would write")
-    try:
-        write_site(files, out_dir, owner=IMPORTED_CONTENT)
-    except OutputError as error:
-        print(f"sitegen import liger: {error}", file=sys.stderr)
-        return 2
-    report = tree[REPORT_PATH]
-    for source in report["files"]:
-        imported, skipped = sum(source["imported"].values()), source["skipped"]
-        print(f"{source['name']}: {source['rows']} rows, {imported} imported, {skipped} skipped")
-    for reason, count in report["skipped"].items():
+    write_site(files, out_dir, owner=IMPORTED_CONTENT)
+    for source in result.sources:
+        imported = sum(
+            1 for row in result.imported if (row.origin, row.file) == (source.origin, source.name)
+        )
+        skipped = sum(
+            1 for row in result.skipped if (row.origin, row.file) == (source.origin, source.name)
+        )
+        shown = (
+            f"{source.name} (measured on {source.origin.tag})"
+            if source.origin.measured
+            else source.name
+        )
+        print(f"{shown}: {source.rows} rows, {imported} imported, {skipped} skipped")
+    for reason, count in sorted(Counter(row.reason for row in result.skipped).items()):
         print(f"skipped, {reason}: {count}")
+    for row in result.skipped:
+        print(f"  {row.file}:{row.line}: {row.reason}: {row.detail}")
     runs = ", ".join(
-        f"{count} {metric.replace('_', ' ')}" for metric, count in report["runs"].items()
+        f"{count} {metric.replace('_', ' ')}"
+        for metric, count in sorted(Counter(row.metric for row in result.imported).items())
     )
-    kinds = ", ".join(f"{count} {kind}" for kind, count in report["resources"].items())
-    total = sum(report["runs"].values())
+    written = Counter(built.kind for built in result.resources())
+    kinds = ", ".join(f"{written[kind]} {kind}" for kind in KINDS)
+    total = len(result.imported)
     plural = "s" if total != 1 else ""
     print(f"imported {total} run{plural} ({runs or 'none'}) into {out_dir}: {kinds}")
     return 0
@@ -320,6 +428,5 @@ def _refuse(problems: Iterable[Problem], where: str) -> int:
     found = list(problems)
     for problem in found:
         print(problem.line(), file=sys.stderr)
-    count = len(found)
-    print(f"{count} problem{'s' if count != 1 else ''} {where}; nothing written", file=sys.stderr)
+    print(f"{counted(len(found), 'problem')} {where}; nothing written", file=sys.stderr)
     return 1

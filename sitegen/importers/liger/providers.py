@@ -35,14 +35,18 @@ class Provider:
     description: str
     language: str = "python"
     baseline: bool = False
+    # How the benchmark calls it, where that alone tells it from another provider of the kernel.
+    interface: str | None = None
 
     @property
     def is_liger(self) -> bool:
         return self.project == "liger-kernel"
 
 
-def _liger(title: str, description: str, language: str = "triton") -> Provider:
-    return Provider(title, "liger-kernel", "BSD-2-Clause", description, language)
+def _liger(
+    title: str, description: str, language: str = "triton", interface: str | None = None
+) -> Provider:
+    return Provider(title, "liger-kernel", "BSD-2-Clause", description, language, False, interface)
 
 
 _CUTILE = "Liger-Kernel's cuTile backend (LIGER_KERNEL_IMPL=cutile)"
@@ -53,6 +57,13 @@ PROVIDERS = {
     ),
     "liger_rms_norm": _liger(
         "Liger unfused", "Liger-Kernel Triton RMSNorm, with the residual add as a separate step."
+    ),
+    # The current fused-linear cross-entropy script runs Liger twice: as is, and accumulating in
+    # fp32; only the call tells them apart.
+    "liger-fp32-accum": _liger(
+        "Liger fp32 accumulation",
+        "Liger-Kernel Triton implementation, accumulating in fp32 whatever the input dtype.",
+        interface="accum_dtype=torch.float32",
     ),
     "liger_in_place": _liger(
         "Liger in-place", "Liger-Kernel Triton implementation writing its result in place."

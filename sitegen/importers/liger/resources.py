@@ -11,15 +11,15 @@ from importlib import resources as package_files
 from typing import Any
 
 from sitegen.importers.liger.bindings import BINDINGS, Binding, Unbound, case_key, evaluate
-from sitegen.importers.liger.gpus import GPUS
+from sitegen.importers.liger.gpus import gpu_of
 from sitegen.importers.liger.providers import PROJECTS, PROVIDERS, REPOSITORY
 from sitegen.importers.liger.rows import Row
+from sitegen.importers.liger.sources import Origin
 from sitegen.model.digest import API_VERSION, digest
 from sitegen.model.names import kebab
 
 Json = dict[str, Any]
 
-MAIN_FILE = "all_benchmark_data.csv"
 METRICS = {("speed", "ms"): "latency", ("memory", "MB"): "peak_memory"}
 
 
@@ -35,12 +35,6 @@ PASSES = {
 def nanoseconds(milliseconds: float) -> int:
     """ECMAScript `Math.round(ms * 1e6)`: halves round up (46.8328125 ms → 46832813 ns)."""
     return math.floor(milliseconds * 1e6 + 0.5)
-
-
-def source_tag(file_name: str) -> str:
-    """The source a CSV stands for: "" for the main one, `cutile` for `…_cutile.csv`, and so on."""
-    stem = file_name.removesuffix(".csv")
-    return "" if file_name == MAIN_FILE else kebab(stem.removeprefix("all_benchmark_data_"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,6 +101,8 @@ def implementation(key: str, provider_name: str) -> Built:
         "callable": {"language": provider.language},
         "support": {"hardwareArchitectures": [], "dtypes": []},
     }
+    if provider.interface:
+        spec["callable"]["interface"] = provider.interface
     if provider.is_liger:
         spec["buildVariants"] = [
             {"name": "pip", "install": {"kind": "pip", "package": "liger-kernel"}}
@@ -168,8 +164,9 @@ def protocol(metric: str, mode: str) -> Built:
 
 @cache
 def environment(gpu_name: str) -> Built:
-    gpu = GPUS[gpu_name]
-    hardware = {"vendor": "nvidia", "product": gpu.product, "architecture": gpu.architecture}
+    """The host of upstream's rows on `gpu_name`: hardware by the GPU table, else by the name."""
+    gpu, _ = gpu_of(gpu_name)
+    hardware = {"vendor": gpu.vendor, "product": gpu.product, "architecture": gpu.architecture}
     if gpu.form_factor:
         hardware["formFactor"] = gpu.form_factor
     name = kebab(f"liger-bench-{gpu_name}")
@@ -221,15 +218,17 @@ def workload(binding: Binding) -> Built:
     )
 
 
-def benchmark_run(row: Row, binding: Binding, metric: str, refs: Mapping[str, Built]) -> Built:
+def benchmark_run(
+    row: Row, binding: Binding, metric: str, refs: Mapping[str, Built], origin: Origin
+) -> Built:
     """The BenchmarkRun of one row; `refs` holds the resources it points at."""
     mode, provider, gpu_name = row["kernel_operation_mode"], row["kernel_provider"], row["gpu_name"]
     case = case_key(binding.axes, binding.dtype)
     timestamp = row["timestamp"]
     memory = metric == "peak_memory"
-    # Backend files and memory rows get a segment of their own: no row shares another's identity.
-    tag = source_tag(row.file)
-    prefix = [tag] if tag else []
+    # Backend files, measured machines and memory rows get a segment of their own: no row shares
+    # another's identity.
+    prefix = [origin.tag] if origin.tag else []
     measured = ["memory"] if memory else []
     # A model-config sweep can give two models the same shapes (qwen2.5 7B and 14B share a vocab).
     model = [binding.model] if binding.model else []
@@ -265,7 +264,7 @@ def benchmark_run(row: Row, binding: Binding, metric: str, refs: Mapping[str, Bu
         ]
         metrics = {"ms_50": median, "ms_20": p20, "ms_80": p80}
     spec["sourceNative"] = {
-        "source": f"liger-kernel-bench-{tag}" if tag else "liger-kernel-bench",
+        "source": origin.source,
         "benchmark": f"{row['kernel_name']}/{mode}",
         "externalId": external_id,
         "metrics": metrics,

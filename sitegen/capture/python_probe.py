@@ -1,0 +1,71 @@
+"""The benchmark's Python: its version, the packages asked about, and torch's CUDA build.
+
+The probe runs in the Python that ran the benchmark (`--python`), which need not be sitegen's
+own: it prints one JSON object, read here as data.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sitegen.capture.tools import CaptureError, ToolOutput
+
+# Run as `python -c SCRIPT NAME...`; standard library only, and torch only if it is installed.
+SCRIPT = """\
+import json, platform, sys
+from importlib import metadata
+packages = {}
+for name in sys.argv[1:]:
+    try:
+        packages[name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        packages[name] = None
+cuda = None
+if packages.get("torch"):
+    try:
+        import torch
+        cuda = torch.version.cuda
+    except Exception:
+        cuda = None
+print(json.dumps({"python": platform.python_version(), "packages": packages, "torchCuda": cuda}))
+"""
+
+
+@dataclass(frozen=True)
+class PythonReading:
+    version: str
+    packages: dict[str, str | None]  # name → installed version, None when not installed
+    torch_cuda: str | None  # torch.version.cuda: the CUDA toolkit torch was built with
+
+
+def command(python: str, packages: list[str]) -> list[str]:
+    return [python, "-c", SCRIPT, *packages]
+
+
+def read_python(output: ToolOutput) -> PythonReading:
+    python = output.command[0] if output.command else "python"
+    if output.returncode is None and not output.stderr:
+        raise CaptureError(f"--python {python}: not found")
+    if output.returncode != 0:
+        status = "did not finish" if output.returncode is None else f"exit {output.returncode}"
+        raise CaptureError(f"--python {python}: the probe failed ({status}): {output.said()}")
+    lines = output.stdout.strip().splitlines()
+    try:
+        data: Any = json.loads(lines[-1]) if lines else None
+    except json.JSONDecodeError:
+        data = None
+    if not _is_reading(data):
+        raise CaptureError(f"--python {python}: unexpected probe output: {output.said()}")
+    return PythonReading(data["python"], dict(data["packages"]), data["torchCuda"])
+
+
+def _is_reading(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("python"), str)
+        and isinstance(data.get("packages"), dict)
+        and all(isinstance(v, str | None) for v in data["packages"].values())
+        and isinstance(data.get("torchCuda"), str | None)
+    )

@@ -1,0 +1,124 @@
+"""The import reports of `content/_sources/`: one per source, saying where its data came from and
+what became of every row, for the site's credits and provenance (content/reports.py reads them).
+
+Upstream's files share one report, `liger-kernel.json`; runs measured for this catalog on a
+machine a contributor described have one per machine, `<sourceNative.source>.json`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from sitegen.importers.liger.conventions import COPYRIGHT, LICENCE, MEASURED_NAME, SOURCE
+from sitegen.importers.liger.providers import REPOSITORY
+from sitegen.importers.liger.sources import Origin
+
+if TYPE_CHECKING:
+    from sitegen.importers.liger.importing import ImportedFile, ImportedRow, SkippedRow
+    from sitegen.importers.liger.resources import Built
+
+Json = dict[str, Any]
+
+REPORT_PATH = "_sources/liger-kernel.json"  # `_` folders are data for the site, not resources
+SNAPSHOT_COMMIT = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
+# The last upstream commit touching each CSV (shared/data/liger/README.md).
+FILE_COMMITS = {
+    "all_benchmark_data.csv": "2120862ba532c9449e72d603ba6324310ae756e7",
+    "all_benchmark_data_cutile.csv": "7a12e092579dba20fa02388bf80a2c39cbc9010a",
+    "all_benchmark_data_cutedsl.csv": "4d899a0bdcd1b2b79241fd611e99c3fb1a6b1297",
+}
+# Kinds in the order a report lists them.
+KINDS = (
+    "OperationSpec",
+    "WorkloadCase",
+    "SoftwareProject",
+    "ImplementationRevision",
+    "BenchmarkProtocol",
+    "ExecutionEnvironment",
+    "BenchmarkRun",
+)
+
+
+def report_path(origin: Origin) -> str:
+    return f"_sources/{origin.source}.json" if origin.measured else REPORT_PATH
+
+
+def build_reports(
+    files: Iterable[ImportedFile],
+    imported: Iterable[ImportedRow],
+    skipped: Iterable[SkippedRow],
+    resources: Iterable[Built],
+) -> dict[str, Json]:
+    """Every report, by its path in the content tree."""
+    written = {built.digest: built for built in resources}
+    groups: dict[str, tuple[Origin, list[ImportedFile], list[ImportedRow], list[SkippedRow]]] = {}
+    for file in files:
+        groups.setdefault(report_path(file.origin), (file.origin, [], [], []))[1].append(file)
+    for row in imported:
+        groups[report_path(row.origin)][2].append(row)
+    for skip in skipped:
+        groups[report_path(skip.origin)][3].append(skip)
+    return {
+        path: _report(origin, group_files, rows, skips, written)
+        for path, (origin, group_files, rows, skips) in sorted(groups.items())
+    }
+
+
+def _report(
+    origin: Origin,
+    files: list[ImportedFile],
+    imported: list[ImportedRow],
+    skipped: list[SkippedRow],
+    written: dict[str, Built],
+) -> Json:
+    # What this source's rows point at, each identity once (as written: the survivors).
+    digests = {built.digest for row in imported for built in row.resources.values()}
+    kinds = Counter(written[digest].kind for digest in digests)
+    entries = []
+    for source in files:
+        rows = [row for row in imported if row.file == source.name and row.origin == source.origin]
+        entry: Json = {"name": source.name}
+        if not origin.measured:  # a file of upstream's repository
+            upstream = f"benchmark/data/{source.name}"
+            entry["path"] = upstream
+            commit = FILE_COMMITS.get(source.name)
+            if commit:
+                entry["commit"] = commit
+                entry["url"] = f"{REPOSITORY}/blob/{commit}/{upstream}"
+        entry["rows"] = source.rows
+        entry["imported"] = dict(sorted(Counter(row.metric for row in rows).items()))
+        entry["skipped"] = sum(
+            1 for row in skipped if row.file == source.name and row.origin == source.origin
+        )
+        entries.append(entry)
+    head: Json
+    if origin.measured and origin.environment is not None:
+        environment = origin.environment
+        head = {
+            "title": MEASURED_NAME,
+            "source": origin.source,
+            "repository": REPOSITORY,  # the scripts'
+            "licence": {"spdx": LICENCE, "copyright": COPYRIGHT},
+            "environment": {"name": environment.name, "digest": environment.digest},
+        }
+    else:
+        head = {
+            "title": "Liger-Kernel benchmark data",
+            "source": SOURCE,  # every backend CSV's tagged source too
+            "repository": REPOSITORY,
+            "snapshot": SNAPSHOT_COMMIT,
+            "licence": {"spdx": LICENCE, "copyright": COPYRIGHT},
+        }
+    return {
+        **head,
+        "files": entries,
+        "resources": {kind: kinds[kind] for kind in KINDS},
+        "runs": dict(sorted(Counter(row.metric for row in imported).items())),
+        "skipped": dict(sorted(Counter(row.reason for row in skipped).items())),
+        "skippedRows": [
+            {"row": f"{row.file}:{row.line}", "reason": row.reason, "detail": row.detail}
+            for row in skipped
+        ],
+    }

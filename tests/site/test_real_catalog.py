@@ -1,0 +1,81 @@
+"""The real catalog's kernel pages give the right answers: every run is reachable from its
+kernel page, ratios never collapse to 0.00×, and providers sharing an implementation are told
+apart (eager PyTorch and torch.compile on DyT)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sitegen.pipeline import build_site
+from tests.conftest import REPOSITORY
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    out = tmp_path_factory.mktemp("real") / "public"
+    assert build_site(REPOSITORY / "content", out).out_dir is not None
+    yield out
+
+
+def test_every_run_page_is_linked_and_anchored_from_its_kernel_page(site: Path) -> None:
+    runs = {p.parent.name for p in (site / "runs").glob("*/index.html") if p.parent.name != "page"}
+    assert len(runs) > 3000
+    linked: set[str] = set()
+    anchored: set[str] = set()
+    for page in (site / "kernels").glob("*/index.html"):
+        html = page.read_text(encoding="utf-8")
+        linked |= set(re.findall(r'href="/runs/([0-9a-f]{16})/"', html))
+        ids = re.findall(r'id="run-([0-9a-f]{16})"', html)
+        assert len(ids) == len(set(ids)), f"{page}: an id twice"
+        anchored |= set(ids)
+    assert runs <= linked and runs <= anchored
+
+
+def test_no_ratio_is_printed_as_zero(site: Path) -> None:
+    for page in site.rglob("index.html"):
+        assert "0.00×" not in page.read_text(encoding="utf-8"), page
+
+
+def test_dyt_b200_forward_shows_torch_compile_ahead_of_eager_pytorch(site: Path) -> None:
+    twin = json.loads((site / "kernels" / "liger-dyt" / "index.json").read_text())
+    series = {s["key"]: s for s in twin["series"]}
+    eager = next(s for s in series.values() if s["provider"] == "torch")
+    compiled = next(s for s in series.values() if s["provider"] == "torch_compile")
+    assert eager["implementation"] == compiled["implementation"]  # one digest, two series
+    assert (eager["label"], compiled["label"]) == ("PyTorch", "torch.compile")
+    forward = next(p for p in twin["passes"] if p["pass"] == "forward")
+    assert forward["baseline"] == eager["key"]
+    b200 = next(g for g in forward["gpus"] if "B200" in g["label"])
+    (ranking,) = [
+        shape["ranking"]
+        for chart in b200["charts"]
+        for shape in chart["shapes"]
+        if chart["sweptAxis"] == "tokens" and shape["x"] == 4096 and chart["metric"] == "latency"
+    ]
+    ranks = {cell["label"]: cell for cell in ranking}
+    assert ranks["torch.compile"]["rank"] < ranks["PyTorch"]["rank"]
+    assert ranks["torch.compile"]["value"] < ranks["PyTorch"]["value"] / 3
+    html = (site / "kernels" / "liger-dyt" / "index.html").read_text(encoding="utf-8")
+    assert "3.30× faster" in html  # torch.compile against eager PyTorch, the pass's baseline
+
+
+def test_a_no_grad_forward_pass_is_not_charted_as_the_forward(site: Path) -> None:
+    twin = json.loads((site / "kernels" / "liger-cross-entropy" / "index.json").read_text())
+    passes = [p["pass"] for p in twin["passes"]]
+    assert passes[:2] == ["forward", "no-grad-forward"]
+    protocols = {
+        chart["protocol"]
+        for p in twin["passes"]
+        if p["pass"] == "forward"
+        for gpu in p["gpus"]
+        for chart in gpu["charts"]
+    }
+    no_grad = json.loads(
+        (site / "protocols" / "liger-bench-do-bench-no-grad-forward" / "index.json").read_text()
+    )["digest"]
+    assert no_grad not in protocols
