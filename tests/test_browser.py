@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -91,6 +92,22 @@ def preview_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def rich_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture with everything a kernel page can show: a full pass's speed against
+    memory, and a cell measured under several releases."""
+    from tests.analysis.test_frontier import with_full_latency
+    from tests.analysis.test_releases import add_earlier_releases
+    from tests.site.test_frontier import MEDIANS
+
+    root = tmp_path_factory.mktemp("rich")
+    content = with_full_latency(root, MEDIANS)
+    add_earlier_releases(content)
+    out = root / "public"
+    assert build_site(content, out).out_dir is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
     with sync_playwright() as playwright:
@@ -111,6 +128,15 @@ def open_page(browser: Browser, url: str, problems: list[str]) -> Page:
     page.on("requestfailed", lambda request: problems.append(f"failed: {request.url}"))
     page.goto(url)
     return page
+
+
+def wait_until(page: Page, expression: str, timeout: float = 10.0) -> None:
+    """Poll `expression` until it is true (`wait_for_function` evaluates a string, which the
+    pages' CSP forbids)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
+        page.wait_for_timeout(50)
 
 
 def draw_all(page: Page) -> None:
@@ -189,6 +215,50 @@ def test_run_page_without_errors(browser: Browser, base_url: str) -> None:
     page.wait_for_load_state("load")
     assert page.locator("button.copy").is_visible()  # the script un-hid it
     assert page.locator("a[href='/protocols/liger-bench-do-bench-backward/']").count() >= 1
+    assert problems == []
+
+
+def test_dark_mode_restyles_pages_and_charts(browser: Browser, base_url: str) -> None:
+    """Under the production CSP, a reader whose system is dark gets a dark page and charts."""
+    context = browser.new_context(color_scheme="dark")
+    problems: list[str] = []
+    page = context.new_page()
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.goto(f"{base_url}/kernels/liger-layer-norm/")
+    draw_all(page)
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+    first = page.locator(".chart").first.get_attribute("id")
+    layout = page.evaluate(f"document.getElementById({first!r})._fullLayout.paper_bgcolor")
+    assert layout == "#0d1117"
+    # Back to light without a reload: the drawn charts follow.
+    page.emulate_media(color_scheme="light")
+    wait_until(page, f"document.getElementById({first!r})._fullLayout.paper_bgcolor === '#ffffff'")
+    assert problems == []
+    context.close()
+
+
+def test_speed_against_memory_draws_the_shape_picked(browser: Browser, rich_url: str) -> None:
+    problems: list[str] = []
+    page = open_page(browser, f"{rich_url}/kernels/liger-layer-norm/", problems)
+    figure = page.locator("figure.frontier")
+    figure.scroll_into_view_if_needed()
+    chart = figure.locator(".chart")
+    chart.locator(".main-svg").first.wait_for()
+    target = chart.get_attribute("id")
+    picker = figure.locator("select.frontier-shape")
+    assert picker.is_visible() and picker.input_value() == "1"  # the largest shape first
+    names = f"document.getElementById({target!r}).data.map(t => t.name).join(',')"
+    assert page.evaluate(names) == "frontier,Liger,Transformers"
+    picker.select_option(label="hidden = 4,096")
+    wait_until(page, f"{names} === 'Liger,Transformers'")
+    summary = figure.locator(f"#{target}-summary")
+    assert summary.inner_text() == (
+        "At hidden = 4,096, on the frontier: Liger. Beaten on both by one of them: Transformers."
+    )
+    # The releases chart of the same page is drawn too, and a click leads to a run.
+    releases = page.locator(".releases .chart").first
+    releases.scroll_into_view_if_needed()
+    releases.locator(".main-svg").first.wait_for()
     assert problems == []
 
 

@@ -151,6 +151,8 @@ def slower_than_fastest(
         return "—"
     if rank == 1:
         return words.best
+    if vs_best == 1:
+        return f"equal to the {words.best}"
     return f"{times(vs_best)} {words.worse}"
 
 
@@ -158,7 +160,9 @@ def against_baseline(speedup: float | None, words: Wording = TIME_WORDS) -> str:
     """A speedup over the baseline (its value over this one's), in words: `2.34× faster`."""
     if speedup is None or not math.isfinite(speedup) or speedup <= 0:
         return "—"
-    if speedup >= 1:
+    if speedup == 1:
+        return "equal"
+    if speedup > 1:
         return f"{times(speedup)} {words.better}"
     return f"{times(1 / speedup)} {words.worse}"
 

@@ -86,7 +86,8 @@
       picker.closest(".frontier-controls").hidden = false;
       picker.addEventListener("change", function () {
         var spec = specs[index()];
-        target.setAttribute("aria-label", spec.summary);
+        var summary = document.getElementById(target.id + "-summary");
+        if (summary) summary.textContent = spec.summary;
         plot(target, spec, false);
       });
     }
