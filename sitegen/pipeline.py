@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
-from sitegen.analysis.kernels import analyse
+from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.catalog import Catalog, resolve
-from sitegen.content.load import LoadCache, content_label, load_content
+from sitegen.content.load import (
+    LoadCache,
+    LoadResult,
+    content_label,
+    load_content,
+    load_documents,
+)
 from sitegen.content.reports import load_reports
 from sitegen.model.problems import Problem, Severity, errors, promote_warnings
+from sitegen.model.values import source_date
 from sitegen.progress import QUIET, Progress
 from sitegen.publish.compare import Baseline, compare
 from sitegen.publish.deploy import Deployment
@@ -28,16 +36,18 @@ from sitegen.publish.incremental import (
     State,
     fingerprint,
     forget_state,
+    output_tree,
     read_state,
     write_state,
 )
+from sitegen.publish.lock import locked
 from sitegen.publish.manifest import Manifest, plan_manifest
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged
 from sitegen.render.render import render_into
 from sitegen.site.lookup import SiteInputs
 from sitegen.site.plan import plan_site
 from sitegen.site.records import Site
-from sitegen.site.urls import SiteUrls, parse_base_url, plan_urls
+from sitegen.site.urls import SiteUrls, parse_base_url, plan_paths, site_urls
 
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the content loads
     from jinja2 import Environment
@@ -55,6 +65,8 @@ class CheckedContent(NamedTuple):
     problems: list[Problem]  # sorted; errors and warnings
     resource_count: int  # every resource read, copies included
     file_count: int
+    analysis: Analysis | None = None  # None when the content had errors before its pages
+    paths: dict[str, str] | None = None  # every page's site path, by digest or kernel key
 
     @property
     def ok(self) -> bool:
@@ -68,28 +80,53 @@ def check_content(
     meanwhile: Callable[[], object] | None = None,
     progress: Progress = QUIET,
 ) -> CheckedContent:
-    """Load and validate every file, then resolve every reference.
+    """Load and validate every file, resolve every reference, then plan every page's path:
+    everything a build relies on, so that content that checks clean always builds.
 
     With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated.
-    `meanwhile` is called once, while the load workers read (content/load.py).
+    `meanwhile` is called once, while the load workers read (content/load.py). Raises
+    EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
+    source_date(os.environ.get("SOURCE_DATE_EPOCH"))
     with process.collecting_less():
         with _stage(progress, "load"):
             loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
         with _stage(progress, "resolve"):
-            catalog, resolution_problems = resolve(loaded.resources, strict=strict)
+            return _checked(loaded, strict, content_label(content_dir))
+
+
+def check_documents(
+    files: Iterable[tuple[str, bytes]], label: str, strict: bool = False
+) -> CheckedContent:
+    """`check_content` of a tree held in memory (relative path, bytes), named `label`: what an
+    importer checks before it writes anything."""
+    source_date(os.environ.get("SOURCE_DATE_EPOCH"))
+    with process.collecting_less():
+        return _checked(load_documents(files, label), strict, label)
+
+
+def _checked(loaded: LoadResult, strict: bool, label: str) -> CheckedContent:
+    """Resolve, then (without errors) analyse and plan every page's path."""
+    catalog, resolution_problems = resolve(loaded.resources, strict=strict)
     problems = [*loaded.problems, *resolution_problems]
     if not loaded.resources and not errors(problems):
-        problems.append(_nothing_in(content_dir))
+        problems.append(_nothing_in(label))
+    analysis = paths = None
+    if not errors(problems):
+        analysis = analyse(catalog)
+        paths, clashes = plan_paths(catalog, analysis.kernels)
+        problems += clashes
     if strict:
         problems = promote_warnings(problems)
-    return CheckedContent(catalog, sorted(problems), len(loaded.resources), loaded.file_count)
+    return CheckedContent(
+        catalog, sorted(problems), len(loaded.resources), loaded.file_count, analysis, paths
+    )
 
 
-def _nothing_in(content_dir: Path) -> Problem:
+def _nothing_in(label: str) -> Problem:
     """A tree without a resource builds a site of empty lists: most likely the wrong folder."""
     return Problem(
-        content_label(content_dir),
+        label,
         "-",
         "no resources: the site built from it has no runs",
         "is this the content tree? Resources are its .json files and .jsonl exports",
@@ -116,26 +153,48 @@ def build_site(
     baseline: Baseline | None = None,
     incremental: bool = False,
     state: State | None = None,
+    wait: bool = False,
 ) -> BuiltSite:
     """check → analyse → plan → render → write. Nothing is written unless the content is clean.
 
     `deployment` says where the site is published (a local build when None), `baseline` what
     its changes page compares it with (none when None). `incremental` reads and keeps the state
-    beside the output; `state` is one held in memory instead (`sitegen serve`), updated in
-    place. Either way only changed content is read again, only changed pages rendered and only
-    changed files written. `progress` hears of each stage and of the pages rendered. Raises
-    OutputError for a refused output path, UrlError for a bad base URL or a path clash,
-    RenderError for a template that fails, OSError for a file system that refuses the output.
+    in the user's cache folder; `state` is one held in memory instead (`sitegen serve`),
+    updated in place. Either way only changed content is read again, only changed pages
+    rendered and only changed files written. `progress` hears of each stage and of the pages
+    rendered. The build holds the output's lock throughout (publish/lock.py): another build
+    into the same folder is refused, or with `wait` waits. Raises OutputError for a refused
+    output path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
+    UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
+    system that refuses, EpochError for a bad SOURCE_DATE_EPOCH, KeyboardInterrupt on Ctrl-C
+    (or SIGTERM, under the command line's guard). Whatever it raises, the previous site is as
+    it was (InterruptedAfterSwap: the new one is whole), and no staging tree or worker is left.
     """
     deployment = deployment or Deployment()
     if base_url is not None:
         deployment = deployment._replace(base_url=base_url)
     # Refuse a dangerous output path before any work, and again before writing.
-    check_output_dir(out_dir, content_dir)
+    target = check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
+    with locked(target, wait):
+        return _build(
+            content_dir, out_dir, build_date, progress, deployment, baseline, incremental, state
+        )
+
+
+def _build(
+    content_dir: Path,
+    out_dir: Path,
+    build_date: str | None,
+    progress: Progress,
+    deployment: Deployment,
+    baseline: Baseline | None,
+    incremental: bool,
+    state: State | None,
+) -> BuiltSite:
     on_disk = incremental and state is None
     if on_disk:
-        state = read_state(out_dir) or State()
+        state = read_state(out_dir, content_dir) or State()
     with process.collecting_less():
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(_compile_templates)
@@ -145,13 +204,13 @@ def build_site(
             meanwhile=templates,
             progress=progress,
         )
-        if not checked.ok:
+        if not checked.ok or checked.analysis is None or checked.paths is None:
             return BuiltSite(checked, None, 0, 0, 0, [])
-        with _stage(progress, "analyse"):
+        with _stage(progress, "analyse"):  # done by the check: what is left is the reports
             reports, warnings = load_reports(content_dir)
-            analysis = analyse(checked.catalog)
+            analysis = checked.analysis
         planning = time.perf_counter()
-        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
+        urls = site_urls(checked.paths, deployment.base_url)
 
         def manifest_now() -> Manifest:
             return plan_manifest(checked.catalog, analysis, urls, deployment)
@@ -183,10 +242,12 @@ def build_site(
         if state is not None:
             key = _site_key(site, inputs)
             target = _write_incremental(
-                site, urls, out_dir, content_dir, state, key, templates(), progress
+                site, urls, out_dir, content_dir, state, key, templates(), progress, on_disk
             )
             if on_disk:
-                write_state(out_dir, state)
+                state.tree = output_tree(target) or {}
+                not_kept = write_state(out_dir, content_dir, state)
+                warnings += [not_kept] if not_kept else []
             return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings)
         # Rendered straight into the staging tree, by worker processes on a big site.
         environment = templates()
@@ -227,11 +288,15 @@ def _write_incremental(
     site_key: str,
     environment: Environment,
     progress: Progress,
+    check_tree: bool,
 ) -> Path:
-    """Render what changed; patch the previous output, or write a whole one if there is none.
+    """Render what changed; patch the previous output, or write a whole one if there is none
+    (or, with `check_tree`, if it is not exactly what the last build left: `state.tree`).
     `state.outputs` says what is there after."""
     target = out_dir.resolve()
     usable = bool(state.outputs) and (target / MARKER).is_file()
+    if usable and check_tree:
+        usable = state.tree == output_tree(target)
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     rendering = time.perf_counter()
@@ -275,9 +340,9 @@ def manifest_of_content(content_dir: Path, deployment: Deployment | None = None)
     """The manifest a build of `content_dir` would publish, without rendering a page."""
     deployment = deployment or Deployment()
     checked = check_content(content_dir)
-    if not checked.ok:
+    if not checked.ok or checked.analysis is None or checked.paths is None:
         return ContentManifest(checked, None)
     with process.collecting_less():
-        analysis = analyse(checked.catalog)
-        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
-        return ContentManifest(checked, plan_manifest(checked.catalog, analysis, urls, deployment))
+        urls = site_urls(checked.paths, deployment.base_url)
+        manifest = plan_manifest(checked.catalog, checked.analysis, urls, deployment)
+        return ContentManifest(checked, manifest)

@@ -24,7 +24,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import Progress, build_site, manifest_of_content
 from sitegen.publish.manifest import manifest_document
-from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED
+from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED, beside
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 GOLDEN = REPOSITORY / "tests" / "golden" / "site"
@@ -308,7 +308,7 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
         said = "boom in a worker" if where == "worker" else "boom in the parent"
         assert re.fullmatch(r"rendering \S*: ValueError: " + said, message), message
     assert tree(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]  # no staging tree left behind
+    assert beside(tmp_path) == ["public"]  # no staging tree left behind
 
 
 @pytest.mark.parametrize(("workers", "overlap"), [(1, False), (2, True), (2, False)])
@@ -338,7 +338,7 @@ def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
     with pytest.raises(RenderError, match=r"two outputs would be written to runs/index\.html"):
         build_site(SITE_CONTENT, out)
     assert tree(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]
+    assert beside(tmp_path) == ["public"]
 
 
 @pytest.mark.parametrize("incremental", [False, True])
@@ -408,3 +408,72 @@ def test_long_run_lists_continue_on_numbered_pages(
     assert rows == total - 5
     twin = json.loads((gpu / "index.json").read_text())
     assert sum(1 for u in twin["usedBy"] if u["kind"] == "BenchmarkRun") == total
+
+
+# --- check and build agree ------------------------------------------------------------------------
+
+INVALID = sorted(
+    case
+    for case in (FIXTURES / "invalid").iterdir()
+    if case.is_dir() and not (case / "args.txt").exists()  # build has no --strict
+)
+
+
+@pytest.fixture(scope="module")
+def good_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    out = tmp_path_factory.mktemp("good") / "public"
+    assert build_site(SITE_CONTENT, out).out_dir is not None
+    return out, tree(out)
+
+
+@pytest.mark.parametrize("case", INVALID, ids=[c.name for c in INVALID])
+def test_build_refuses_exactly_what_check_refuses(
+    case: Path,
+    good_site: tuple[Path, dict[str, bytes]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every invalid tree: `build` prints `check`'s report, exits as it does, and the previous
+    site is byte-identical; nothing `check` passes can make `build` fail (page paths included)."""
+    out = tmp_path / "public"
+    shutil.copytree(good_site[0], out)
+    monkeypatch.chdir(case)
+    checked = main(["check", "content"])
+    report = capsys.readouterr().out
+    built = main(["build", "content", "--out", str(out)])
+    captured = capsys.readouterr()
+    if checked:
+        assert (built, captured.out) == (checked, report)
+        assert captured.err.splitlines()[-1] == "build failed: nothing was written"
+        assert tree(out) == good_site[1]
+    else:  # warnings only: the build goes on, and prints them
+        assert built == 0, captured
+        assert set(report.splitlines()[:-1]) <= set(captured.err.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("epoch", "reason"),
+    [
+        ("1e9", "not a whole number of seconds since 1970: '1e9'"),
+        (" 1752775200", "not a whole number of seconds since 1970: ' 1752775200'"),
+        ("\u0661\u0662\u0663", "not a whole number of seconds since 1970: '\u0661\u0662\u0663'"),
+        ("-1", "not a whole number of seconds since 1970: '-1'"),
+        ("999999999999", "out of range: '999999999999'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_an_odd_source_date_epoch_is_one_line(
+    epoch: str,
+    reason: str,
+    command: str,
+    good_site: tuple[Path, dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, before = good_site
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    arguments = [command, str(SITE_CONTENT)] + (["--out", str(out)] if command == "build" else [])
+    assert main(arguments) == 2
+    assert capsys.readouterr().err == f"sitegen {command}: SOURCE_DATE_EPOCH: {reason}\n"
+    assert tree(out) == before

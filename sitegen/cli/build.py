@@ -36,8 +36,11 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--incremental",
         action="store_true",
-        help="keep a cache beside OUT_DIR and redo only what changed since the last "
+        help="keep a cache (in ~/.cache/sitegen) and redo only what changed since the last "
         "--incremental build (same bytes as a full build; docs/performance.md)",
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="wait for another build writing OUT_DIR to finish"
     )
     deploy = parser.add_argument_group(
         "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"
@@ -93,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         deployment=deployment,
         baseline=baseline,
         incremental=args.incremental,
+        wait=args.wait,
     )
     checked = built.checked
     if built.out_dir is None:

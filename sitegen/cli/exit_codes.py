@@ -28,6 +28,7 @@ def failure_code(error: BaseException) -> int | None:
     """The exit status of a command that raised `error`; None for an error no stage raises on
     purpose (sitegen's bug)."""
     # Imported here: only a failing command pays for the modules that define their errors.
+    from sitegen.model.values import EpochError
     from sitegen.publish.baseline import BaseContentError, BaseError
     from sitegen.publish.deploy import DeployError
     from sitegen.publish.write import OutputError
@@ -38,7 +39,9 @@ def failure_code(error: BaseException) -> int | None:
         return error.code
     if isinstance(error, RenderError | PathClash | BaseContentError):
         return EXIT_CONTENT
-    if isinstance(error, OSError | KeyboardInterrupt | OutputError | UrlError | DeployError):
+    if isinstance(
+        error, OSError | KeyboardInterrupt | OutputError | UrlError | DeployError | EpochError
+    ):
         return EXIT_USAGE
     if isinstance(error, BaseError):
         return EXIT_USAGE

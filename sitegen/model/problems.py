@@ -48,13 +48,19 @@ class ContentError(Exception):
         super().__init__(f"{len(self.problems)} problem(s) in content")
 
 
+MAX_KEY_SHOWN = 100  # a key is cut where a path shows it: content may hold keys of megabytes
+
+
 def json_path(location: Iterable[str | int]) -> str:
     """`('spec', 'inputs', 0, 'name')` → `spec.inputs[0].name`."""
     text = ""
     for part in location:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif text:
+            continue
+        if len(part) > MAX_KEY_SHOWN:
+            part = part[: MAX_KEY_SHOWN - 1] + "…"
+        if text:
             text += f".{part}"
         else:
             text = str(part)

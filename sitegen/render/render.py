@@ -206,6 +206,7 @@ class _Chunks:
 def _worker(chunks: _Chunks, results: Any) -> None:
     """A forked worker: claim chunks until none is left; report each, or the first error."""
     assert _JOB is not None
+    process.worker_signals()  # Ctrl-C is the parent's; the parent's death is this one's
     out = _JOB[3]
     out.records()  # what the parent had noted before the fork is the parent's to keep
     try:
@@ -279,8 +280,9 @@ def _render_parallel(
     # Everything the workers read already exists: frozen, copy-on-write pages stay shared.
     try:
         with process.frozen_for_fork():
-            for helper in helpers:
-                helper.start()
+            with process.forking_workers():
+                for helper in helpers:
+                    helper.start()
             try:
                 if first is not None:
                     first()

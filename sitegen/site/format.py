@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import NamedTuple
 
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
+from sitegen.model.values import source_date
 
 NS_PER_MS = 1_000_000
 UNIT_NAMES = {
@@ -223,7 +223,7 @@ def anchor(*parts: str) -> str:
 
 
 def build_date_from_epoch(value: str | None) -> str | None:
-    """SOURCE_DATE_EPOCH → `2025-07-17 18:18 UTC`; anything else → no date printed at all."""
-    if not value or not value.strip().isdigit():
-        return None
-    return datetime.fromtimestamp(int(value), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """SOURCE_DATE_EPOCH → `2025-07-17 18:18 UTC`; unset or empty → no date printed at all.
+    Raises EpochError for anything else (model/values.py)."""
+    date = source_date(value)
+    return None if date is None else date.strftime("%Y-%m-%d %H:%M UTC")
