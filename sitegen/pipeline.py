@@ -7,17 +7,28 @@ can never disagree about the content. `sitegen build --incremental` and every re
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
-from sitegen.analysis.kernels import analyse
+from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.catalog import Catalog, resolve
-from sitegen.content.load import LoadCache, load_content
+from sitegen.content.load import (
+    LoadCache,
+    LoadResult,
+    content_label,
+    load_content,
+    load_documents,
+)
 from sitegen.content.reports import load_reports
-from sitegen.model.problems import Problem, errors, promote_warnings
+from sitegen.model.problems import Problem, Severity, errors, promote_warnings
+from sitegen.model.values import source_date
+from sitegen.progress import QUIET, Progress
 from sitegen.publish.compare import Baseline, compare
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.incremental import (
@@ -25,9 +36,11 @@ from sitegen.publish.incremental import (
     State,
     fingerprint,
     forget_state,
+    output_tree,
     read_state,
     write_state,
 )
+from sitegen.publish.lock import locked
 from sitegen.publish.manifest import Manifest, plan_manifest
 from sitegen.publish.search import FOLDER, SearchIndex, index_search, pagefind_binary
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
@@ -35,10 +48,17 @@ from sitegen.render.render import render_into
 from sitegen.site.lookup import SiteInputs
 from sitegen.site.plan import plan_site
 from sitegen.site.records import Site
-from sitegen.site.urls import SiteUrls, parse_base_url, plan_urls
+from sitegen.site.urls import SiteUrls, parse_base_url, plan_paths, site_urls
 
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the content loads
     from jinja2 import Environment
+
+
+@contextlib.contextmanager
+def _stage(progress: Progress, name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    progress.stage(name, time.perf_counter() - started)
 
 
 class CheckedContent(NamedTuple):
@@ -46,6 +66,8 @@ class CheckedContent(NamedTuple):
     problems: list[Problem]  # sorted; errors and warnings
     resource_count: int  # every resource read, copies included
     file_count: int
+    analysis: Analysis | None = None  # None when the content had errors before its pages
+    paths: dict[str, str] | None = None  # every page's site path, by digest or kernel key
 
     @property
     def ok(self) -> bool:
@@ -57,19 +79,60 @@ def check_content(
     strict: bool = False,
     load_cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
+    progress: Progress = QUIET,
 ) -> CheckedContent:
-    """Load and validate every file, then resolve every reference.
+    """Load and validate every file, resolve every reference, then plan every page's path:
+    everything a build relies on, so that content that checks clean always builds.
 
     With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated.
-    `meanwhile` is called once, while the load workers read (content/load.py).
+    `meanwhile` is called once, while the load workers read (content/load.py). Raises
+    EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
+    source_date(os.environ.get("SOURCE_DATE_EPOCH"))
     with process.collecting_less():
-        loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
-        catalog, resolution_problems = resolve(loaded.resources, strict=strict)
+        with _stage(progress, "load"):
+            loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
+        with _stage(progress, "resolve"):
+            return _checked(loaded, strict, content_label(content_dir))
+
+
+def check_documents(
+    files: Iterable[tuple[str, bytes]], label: str, strict: bool = False
+) -> CheckedContent:
+    """`check_content` of a tree held in memory (relative path, bytes), named `label`: what an
+    importer checks before it writes anything."""
+    source_date(os.environ.get("SOURCE_DATE_EPOCH"))
+    with process.collecting_less():
+        return _checked(load_documents(files, label), strict, label)
+
+
+def _checked(loaded: LoadResult, strict: bool, label: str) -> CheckedContent:
+    """Resolve, then (without errors) analyse and plan every page's path."""
+    catalog, resolution_problems = resolve(loaded.resources, strict=strict)
     problems = [*loaded.problems, *resolution_problems]
+    if not loaded.resources and not errors(problems):
+        problems.append(_nothing_in(label))
+    analysis = paths = None
+    if not errors(problems):
+        analysis = analyse(catalog)
+        paths, clashes = plan_paths(catalog, analysis.kernels)
+        problems += clashes
     if strict:
         problems = promote_warnings(problems)
-    return CheckedContent(catalog, sorted(problems), len(loaded.resources), loaded.file_count)
+    return CheckedContent(
+        catalog, sorted(problems), len(loaded.resources), loaded.file_count, analysis, paths
+    )
+
+
+def _nothing_in(label: str) -> Problem:
+    """A tree without a resource builds a site of empty lists: most likely the wrong folder."""
+    return Problem(
+        label,
+        "-",
+        "no resources: the site built from it has no runs",
+        "is this the content tree? Resources are its .json files and .jsonl exports",
+        Severity.WARNING,
+    )
 
 
 class BuiltSite(NamedTuple):
@@ -87,11 +150,12 @@ def build_site(
     out_dir: Path,
     base_url: str | None = None,
     build_date: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress = QUIET,
     deployment: Deployment | None = None,
     baseline: Baseline | None = None,
     incremental: bool = False,
     state: State | None = None,
+    wait: bool = False,
     search: bool = False,
 ) -> BuiltSite:
     """check → analyse → plan → render → index → write. Nothing is written unless the content
@@ -99,39 +163,76 @@ def build_site(
 
     `deployment` says where the site is published (a local build when None), `baseline` what
     its changes page compares it with (none when None). `incremental` reads and keeps the state
-    beside the output; `state` is one held in memory instead (`sitegen serve`), updated in
-    place. Either way only changed content is read again, only changed pages rendered and only
-    changed files written. `search` indexes the pages with Pagefind where it is installed
-    (publish/search.py), before they are published; where it is not, the site is built without
-    and a warning says so. Raises OutputError for a refused output path, UrlError for a bad
-    base URL or a path clash, RenderError for a template that fails, SearchError for an
-    index that fails.
+    in the user's cache folder; `state` is one held in memory instead (`sitegen serve`),
+    updated in place. Either way only changed content is read again, only changed pages
+    rendered and only changed files written. `progress` hears of each stage and of the pages
+    rendered. `search` indexes the pages with Pagefind where it is installed (publish/search.py)
+    before they are published; where it is not, the site is built without and a warning says
+    so. The build holds the output's lock throughout (publish/lock.py): another build
+    into the same folder is refused, or with `wait` waits. Raises SearchError for an index
+    Pagefind could not make, OutputError for a refused
+    output path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
+    UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
+    system that refuses, EpochError for a bad SOURCE_DATE_EPOCH, KeyboardInterrupt on Ctrl-C
+    (or SIGTERM, under the command line's guard). Whatever it raises, the previous site is as
+    it was (InterruptedAfterSwap: the new one is whole), and no staging tree or worker is left.
     """
     deployment = deployment or Deployment()
     if base_url is not None:
         deployment = deployment._replace(base_url=base_url)
     # Refuse a dangerous output path before any work, and again before writing.
-    check_output_dir(out_dir, content_dir)
+    target = check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
+    with locked(target, wait):
+        return _build(
+            content_dir,
+            out_dir,
+            build_date,
+            progress,
+            deployment,
+            baseline,
+            incremental,
+            state,
+            pagefind_binary() if search else None,
+            search,
+        )
+
+
+def _build(
+    content_dir: Path,
+    out_dir: Path,
+    build_date: str | None,
+    progress: Progress,
+    deployment: Deployment,
+    baseline: Baseline | None,
+    incremental: bool,
+    state: State | None,
+    binary: Path | None,
+    search: bool,
+) -> BuiltSite:
     on_disk = incremental and state is None
     if on_disk:
-        state = read_state(out_dir) or State()
-    binary = pagefind_binary() if search else None
-    notes = []
-    if search and binary is None:
-        notes.append("no search index: pagefind is not installed (pip install 'sitegen[search]')")
+        state = read_state(out_dir, content_dir) or State()
     with process.collecting_less():
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(_compile_templates)
         checked = check_content(
-            content_dir, load_cache=state.loads if state else None, meanwhile=templates
+            content_dir,
+            load_cache=state.loads if state else None,
+            meanwhile=templates,
+            progress=progress,
         )
-        if not checked.ok:
+        if not checked.ok or checked.analysis is None or checked.paths is None:
             return BuiltSite(checked, None, 0, 0, 0, [])
-        reports, warnings = load_reports(content_dir)
-        warnings += notes
-        analysis = analyse(checked.catalog)
-        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
+        with _stage(progress, "analyse"):  # done by the check: what is left is the reports
+            reports, warnings = load_reports(content_dir)
+            analysis = checked.analysis
+        if search and binary is None:
+            warnings.append(
+                "no search index: pagefind is not installed (pip install 'sitegen[search]')"
+            )
+        planning = time.perf_counter()
+        urls = site_urls(checked.paths, deployment.base_url)
 
         def manifest_now() -> Manifest:
             return plan_manifest(checked.catalog, analysis, urls, deployment)
@@ -159,28 +260,47 @@ def build_site(
         )
         site = plan_site(inputs)
         pages = len(site.pages) + 1  # and the 404 page
+        progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
             key = _site_key(site, inputs)
             target, index = _write_incremental(
-                site, urls, out_dir, content_dir, state, key, templates(), progress, binary
+                site,
+                urls,
+                out_dir,
+                content_dir,
+                state,
+                key,
+                templates(),
+                progress,
+                on_disk,
+                binary,
             )
             if on_disk:
-                write_state(out_dir, state)
+                state.tree = output_tree(target) or {}
+                not_kept = write_state(out_dir, content_dir, state)
+                warnings += [not_kept] if not_kept else []
             files = len(state.outputs)
             return BuiltSite(checked, target, pages, site.run_count, files, warnings, index)
         # Rendered straight into the staging tree, by worker processes on a big site, and
         # indexed there: the index goes live with the pages.
+        environment = templates()
+        rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
-            file_count = render_into(site, urls, staging.write, progress, templates())
-            index = _index(staging.root, staging.root / FOLDER, binary)
+            file_count = render_into(site, urls, staging.write, progress.pages, environment)
+            progress.stage("render", time.perf_counter() - rendering)
+            index = _index(staging.root, staging.root / FOLDER, binary, progress)
+            publishing = time.perf_counter()
+        progress.stage("publish", time.perf_counter() - publishing)
     return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings, index)
 
 
-def _index(site: Path, into: Path, binary: Path | None) -> SearchIndex | None:
+def _index(site: Path, into: Path, binary: Path | None, progress: Progress) -> SearchIndex | None:
     """The search index of `site`, made in `into` (its work folder beside `into`, staged)."""
     if binary is None:
         return None
-    return index_search(site, into, into.parent / ".search-pages", binary)
+    index = index_search(site, into, into.parent / ".search-pages", binary)
+    progress.stage("index", index.seconds)
+    return index
 
 
 def _compile_templates() -> Environment:
@@ -210,36 +330,46 @@ def _write_incremental(
     state: State,
     site_key: str,
     environment: Environment,
-    progress: Callable[[int, int], None] | None,
+    progress: Progress,
+    check_tree: bool,
     binary: Path | None,
 ) -> tuple[Path, SearchIndex | None]:
-    """Render what changed; patch the previous output, or write a whole one if there is none.
+    """Render what changed; patch the previous output, or write a whole one if there is none
+    (or, with `check_tree`, if it is not exactly what the last build left: `state.tree`).
     `state.outputs` says what is there after. With `binary`, the search index is made again
     when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
     whole; without, a previous one is removed."""
     target = out_dir.resolve()
     usable = bool(state.outputs) and (target / MARKER).is_file()
+    if usable and check_tree:
+        usable = state.tree == output_tree(target)
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
+    rendering = time.perf_counter()
     index = None
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
-            render_into(site, urls, output, progress, environment)
+            render_into(site, urls, output, progress.pages, environment)
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
+            publishing = time.perf_counter()
+            progress.stage("render", publishing - rendering)
         changed = any(path.endswith(".html") for path in patch.changed)
         indexed = (target / FOLDER / "pagefind-entry.json").is_file()
         if binary is None or changed or not indexed:
             with staged_folder(out_dir, FOLDER) as folder:
-                index = _index(target, folder, binary)
+                index = _index(target, folder, binary, progress)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            render_into(site, urls, output, progress, environment)
+            render_into(site, urls, output, progress.pages, environment)
             output.finish()
-            index = _index(staging.root, staging.root / FOLDER, binary)
+            progress.stage("render", time.perf_counter() - rendering)
+            index = _index(staging.root, staging.root / FOLDER, binary, progress)
+            publishing = time.perf_counter()
+    progress.stage("publish", time.perf_counter() - publishing)
     state.outputs = output.outputs
     return target, index
 
@@ -263,9 +393,9 @@ def manifest_of_content(content_dir: Path, deployment: Deployment | None = None)
     """The manifest a build of `content_dir` would publish, without rendering a page."""
     deployment = deployment or Deployment()
     checked = check_content(content_dir)
-    if not checked.ok:
+    if not checked.ok or checked.analysis is None or checked.paths is None:
         return ContentManifest(checked, None)
     with process.collecting_less():
-        analysis = analyse(checked.catalog)
-        urls = plan_urls(checked.catalog, analysis.kernels, deployment.base_url)
-        return ContentManifest(checked, plan_manifest(checked.catalog, analysis, urls, deployment))
+        urls = site_urls(checked.paths, deployment.base_url)
+        manifest = plan_manifest(checked.catalog, checked.analysis, urls, deployment)
+        return ContentManifest(checked, manifest)

@@ -1,5 +1,5 @@
 """Process tuning, in one place: how many CPUs a build may use, how its worker processes are
-forked and handed work, and how the garbage collector runs while a build allocates.
+forked, handed work and ended, and how the garbage collector runs while a build allocates.
 
 The worker counts follow from `usable_cpus`: `os.cpu_count()` is the host's count, and a
 container limited to 2 CPUs on a 64-CPU host (a CI runner, a deploy builder) would fork 64
@@ -16,9 +16,12 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from multiprocessing.context import ForkContext
 from pathlib import Path
+from types import FrameType
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -58,17 +61,121 @@ def next_share(left: int, processes: int, smallest: int, largest: int) -> int:
     return min(largest, max(smallest, -(-left // (2 * processes))))
 
 
+# The process that forks workers, as they see it: a worker whose parent is no longer this one
+# was orphaned (its parent died) and ends itself.
+_forking_process: int | None = None
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+ORPHAN_POLL_S = 0.25  # where the kernel cannot signal an orphan, how often it looks
+
+
 def fork_context() -> ForkContext:
     """Workers are forked: they inherit the loaded catalog and planned site without pickling."""
+    global _forking_process
+    _forking_process = os.getpid()
     return multiprocessing.get_context("fork")
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def forking_workers() -> Iterator[None]:
+    """Fork workers inside this block: they start with SIGINT and SIGTERM held, so that one
+    sent before `worker_signals` has run waits for it, instead of reaching a Python handler
+    inherited from the parent (a worker that took it, raised and went on would wait forever on
+    a queue's lock that a terminated sibling died holding)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def worker_signals() -> None:
     """In a forked worker: die of SIGTERM even where the parent handles it (an inherited Python
     handler runs only between bytecodes, and a worker blocked on a queue's lock never ran it);
-    Ctrl-C is the parent's, which stops the workers."""
+    Ctrl-C is the parent's, which stops the workers. And die with the parent, however it dies
+    (`kill -9` included): a worker never writes on into a staging tree nobody will swap in.
+    A signal held since the fork (`forking_workers`) is taken now, as these say."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def die_with_parent() -> None:
+    """Linux: the kernel sends SIGKILL to this process when its parent exits. Elsewhere a
+    daemon thread looks every ORPHAN_POLL_S. Either way, a parent already gone ends it now."""
+    parent = _forking_process if _forking_process is not None else os.getppid()
+    if not _kernel_kills_orphans():
+        threading.Thread(target=_end_when_orphaned, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it died before the kernel was asked
+        os._exit(1)
+
+
+def _kernel_kills_orphans() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes  # only in a worker, once
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _end_when_orphaned(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_POLL_S)
+    os._exit(1)
+
+
+# Signals that came while `interrupts_deferred` held them, acted on when it ends.
+_held: list[int] = []
+_holding = 0
+
+
+@contextlib.contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM (a process manager, `kill`, a cancelled CI job) stops it as
+    Ctrl-C does: KeyboardInterrupt, so that what each stage holds is cleaned up on the way out,
+    except inside `interrupts_deferred`. A signal already ignored (a shell's background job
+    ignores SIGINT) stays ignored. The previous handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; signals reach only it anyway
+        return
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    for number, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, _stop)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _stop(signal_number: int, frame: FrameType | None) -> None:
+    if _holding:
+        _held.append(signal_number)
+        return
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block has ended (under `stopped_by_signals`): a few
+    renames that must all happen, or none, are never cut in the middle."""
+    global _holding
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if not _holding and _held:
+            _held.clear()
+            raise KeyboardInterrupt  # even over the block's own error: stopping was asked for
 
 
 @contextlib.contextmanager
@@ -99,8 +206,10 @@ def frozen_for_fork() -> Iterator[None]:
 def exit_now(code: int) -> None:
     """End the command once its output is complete: flush the streams and skip the
     interpreter's teardown (a last collection and every module's caches), as mypy does."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        # Its reader may have gone (`| head`): there is nothing more to tell it.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
     os._exit(code)
 
 

@@ -38,6 +38,12 @@ NEEDLES = (
 )
 
 
+def beside(folder: Path) -> list[str]:
+    """The names in `folder`, sorted, but the lock files that stay beside each output
+    (publish/lock.py): what a command left there."""
+    return sorted(p.name for p in folder.iterdir() if not p.name.endswith(".sitegen-lock"))
+
+
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 

@@ -1,5 +1,6 @@
 """A real browser on the built site: charts draw, nothing errors, links lead to runs, search
-finds charts, the compare page aligns runs.
+finds charts, the compare page aligns runs; and on `sitegen serve`: a page reloads by itself
+after a rebuild, a failed build shows its report, a missing page is the site's own 404.
 
 Uses Debian's Chromium (`apt-get install chromium`) through Playwright. Never skipped: a missing
 browser is a failure, so CI cannot pass without having looked at a page. The server sends the
@@ -10,8 +11,14 @@ proven to draw under the production Content-Security-Policy.
 from __future__ import annotations
 
 import functools
+import json
 import re
+import shutil
+import signal
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -102,6 +109,22 @@ def preview_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def rich_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture with everything a kernel page can show: a full pass's speed against
+    memory, and a cell measured under several releases."""
+    from tests.analysis.test_frontier import with_full_latency
+    from tests.analysis.test_releases import add_earlier_releases
+    from tests.site.test_frontier import MEDIANS
+
+    root = tmp_path_factory.mktemp("rich")
+    content = with_full_latency(root, MEDIANS)
+    add_earlier_releases(content)
+    out = root / "public"
+    assert build_site(content, out).out_dir is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
     with sync_playwright() as playwright:
@@ -122,6 +145,15 @@ def open_page(browser: Browser, url: str, problems: list[str]) -> Page:
     page.on("requestfailed", lambda request: problems.append(f"failed: {request.url}"))
     page.goto(url)
     return page
+
+
+def wait_until(page: Page, expression: str, timeout: float = 10.0) -> None:
+    """Poll `expression` until it is true (`wait_for_function` evaluates a string, which the
+    pages' CSP forbids)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
+        page.wait_for_timeout(50)
 
 
 def draw_all(page: Page) -> None:
@@ -200,6 +232,50 @@ def test_run_page_without_errors(browser: Browser, base_url: str) -> None:
     page.wait_for_load_state("load")
     assert page.locator("button.copy").is_visible()  # the script un-hid it
     assert page.locator("a[href='/protocols/liger-bench-do-bench-backward/']").count() >= 1
+    assert problems == []
+
+
+def test_dark_mode_restyles_pages_and_charts(browser: Browser, base_url: str) -> None:
+    """Under the production CSP, a reader whose system is dark gets a dark page and charts."""
+    context = browser.new_context(color_scheme="dark")
+    problems: list[str] = []
+    page = context.new_page()
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.goto(f"{base_url}/kernels/liger-layer-norm/")
+    draw_all(page)
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+    first = page.locator(".chart").first.get_attribute("id")
+    layout = page.evaluate(f"document.getElementById({first!r})._fullLayout.paper_bgcolor")
+    assert layout == "#0d1117"
+    # Back to light without a reload: the drawn charts follow.
+    page.emulate_media(color_scheme="light")
+    wait_until(page, f"document.getElementById({first!r})._fullLayout.paper_bgcolor === '#ffffff'")
+    assert problems == []
+    context.close()
+
+
+def test_speed_against_memory_draws_the_shape_picked(browser: Browser, rich_url: str) -> None:
+    problems: list[str] = []
+    page = open_page(browser, f"{rich_url}/kernels/liger-layer-norm/", problems)
+    figure = page.locator("figure.frontier")
+    figure.scroll_into_view_if_needed()
+    chart = figure.locator(".chart")
+    chart.locator(".main-svg").first.wait_for()
+    target = chart.get_attribute("id")
+    picker = figure.locator("select.frontier-shape")
+    assert picker.is_visible() and picker.input_value() == "1"  # the largest shape first
+    names = f"document.getElementById({target!r}).data.map(t => t.name).join(',')"
+    assert page.evaluate(names) == "frontier,Liger,Transformers"
+    picker.select_option(label="hidden = 4,096")
+    wait_until(page, f"{names} === 'Liger,Transformers'")
+    summary = figure.locator(f"#{target}-summary")
+    assert summary.inner_text() == (
+        "At hidden = 4,096, on the frontier: Liger. Beaten on both by one of them: Transformers."
+    )
+    # The releases chart of the same page is drawn too, and a click leads to a run.
+    releases = page.locator(".releases .chart").first
+    releases.scroll_into_view_if_needed()
+    releases.locator(".main-svg").first.wait_for()
     assert problems == []
 
 
@@ -415,3 +491,53 @@ def test_the_comparison_copies_as_markdown_and_csv(browser: Browser, base_url: s
     assert not any(line.startswith("Workload,") for line in csv)  # the same: left out
     context.close()
     assert problems == []
+
+
+def test_serve_reloads_the_page_after_a_rebuild(browser: Browser, tmp_path: Path) -> None:
+    """Edit a run while its kernel page is open: the page reloads with the new value, nobody
+    pressing anything; a broken file shows its report over the page, escaped, and mending it
+    takes the report away; a missing path is the site's 404 page with status 404."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    run = next((content / "runs").glob("liger-layer-norm-backward-huggingface-*hidden16384-*"))
+    command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as (
+        server
+    ):
+        assert server.stdout is not None
+        url = next(line.split()[1] for line in server.stdout if line.startswith("serving "))
+        try:
+            problems: list[str] = []
+            page = open_page(browser, f"{url}kernels/liger-layer-norm/", problems)
+            backward = page.locator("section#backward table.ranking")
+            # 642 µs; once edited, 4.32 ms (the table's unit follows its largest value)
+            assert "642" in backward.inner_text() and "4.32" not in backward.inner_text()
+            page.evaluate("window.sitegenBefore = true")  # gone once the page reloads
+
+            document = json.loads(run.read_text())
+            document["spec"]["timing"]["latencyNs"]["median"] = 4_321_000
+            run.write_text(json.dumps(document, indent=2))
+            page.locator("section#backward table.ranking", has_text="4.32").wait_for()
+            assert page.evaluate("window.sitegenBefore") is None
+
+            hostile = content / "runs" / "zz <img src=x onerror=alert(1)>.json"
+            hostile.write_text("{")
+            report = page.locator("#sitegen-build-error")
+            report.wait_for()
+            assert report.locator("img").count() == 0
+            assert "zz <img src=x onerror=alert(1)>.json: 1:2: invalid JSON" in report.inner_text()
+            assert "4.32" in backward.inner_text()  # the last good site, still shown
+            page.evaluate("window.sitegenBefore = true")
+            hostile.unlink()  # mended: the same site as before it, so the report goes, no reload
+            report.wait_for(state="detached")
+            assert page.evaluate("window.sitegenBefore") is True
+            # Each reload ends the page's event stream mid-request: that is not a failure.
+            assert [p for p in problems if "/__sitegen/events" not in p] == []
+
+            missing = browser.new_page()
+            response = missing.goto(f"{url}no/such/page/")
+            assert response is not None and response.status == 404
+            assert missing.locator("h1").inner_text() == "Page not found"
+        finally:
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=30) == 0

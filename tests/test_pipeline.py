@@ -22,9 +22,9 @@ from xml.etree import ElementTree
 import pytest
 
 from sitegen.cli import main
-from sitegen.pipeline import build_site, manifest_of_content
+from sitegen.pipeline import Progress, build_site, manifest_of_content
 from sitegen.publish.manifest import manifest_document
-from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED
+from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED, beside
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 GOLDEN = REPOSITORY / "tests" / "golden" / "site"
@@ -272,46 +272,6 @@ def test_source_date_epoch_is_the_only_clock(tmp_path: Path) -> None:
     assert "Built 2025-07-17 18:00 UTC" in (out / "index.html").read_text()
 
 
-def test_serve_rebuilds_and_serves(tmp_path: Path) -> None:
-    from urllib.request import urlopen
-
-    from sitegen.serve.server import rebuild, start_server
-
-    content = tmp_path / "content"
-    shutil.copytree(SITE_CONTENT, content)
-    out = tmp_path / "site"
-    outcome = rebuild(content, out, None)
-    assert outcome.ok and outcome.state.outputs
-    server = start_server(out, 0)
-    try:
-        url = f"http://127.0.0.1:{server.server_port}/runs/f0cf6dd69e048a9b/"
-        with urlopen(url) as response:
-            assert "LayerNorm · liger · backward" in response.read().decode()
-        # A broken edit: the rebuild fails and the previous site keeps being served.
-        bad = content / "runs" / "bad.json"
-        bad.write_text("{")
-        failed = rebuild(content, out, None, outcome)
-        assert not failed.ok and failed.state is outcome.state
-        with urlopen(url) as response:
-            assert response.status == 200
-        before = tree(out)
-        # Then a good run edited while bad.json is still there: still an error.
-        run = sorted((content / "runs").glob("liger-layer-norm-*.json"))[0]
-        document = json.loads(run.read_text())
-        document["metadata"]["title"] += " (edited)"
-        run.write_text(json.dumps(document))
-        assert not rebuild(content, out, None, failed).ok
-        assert tree(out) == before
-        bad.unlink()
-        mended = rebuild(content, out, None, failed)
-        assert mended.ok and "(edited)" in (out / "index.json").read_text() + "".join(
-            p.read_text() for p in (out / "runs").glob("*/index.json")
-        )
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_parallel_render_writes_the_golden_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,12 +285,28 @@ def test_parallel_render_writes_the_golden_tree(
     monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
     monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 0)
     monkeypatch.setattr(sitegen.render.render, "CHUNK_PAGES", 7)
-    seen: list[tuple[int, int]] = []
     out = tmp_path / "public"
-    built = build_site(SITE_CONTENT, out, progress=lambda done, total: seen.append((done, total)))
+    progress = Heard()
+    built = build_site(SITE_CONTENT, out, progress=progress)
     assert built.out_dir == out.resolve()
     assert tree(out) == tree(GOLDEN)
-    assert seen[-1][0] == seen[-1][1] == built.page_count - 1
+    assert progress.pages_seen[-1][0] == progress.pages_seen[-1][1] == built.page_count - 1
+    assert progress.stages == ["load", "resolve", "analyse", "plan", "render", "publish"]
+
+
+class Heard(Progress):
+    """What a build reported, in order."""
+
+    def __init__(self) -> None:
+        self.stages: list[str] = []
+        self.pages_seen: list[tuple[int, int]] = []
+
+    def stage(self, name: str, seconds: float) -> None:
+        assert seconds >= 0
+        self.stages.append(name)
+
+    def pages(self, done: int, total: int) -> None:
+        self.pages_seen.append((done, total))
 
 
 @pytest.mark.parametrize("where", ["worker", "parent", "worker dies"])
@@ -375,7 +351,7 @@ def test_a_failing_page_stops_a_parallel_render_and_keeps_the_old_site(
         said = "boom in a worker" if where == "worker" else "boom in the parent"
         assert re.fullmatch(r"rendering \S*: ValueError: " + said, message), message
     assert tree(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]  # no staging tree left behind
+    assert beside(tmp_path) == ["public"]  # no staging tree left behind
 
 
 @pytest.mark.parametrize(("workers", "overlap"), [(1, False), (2, True), (2, False)])
@@ -405,7 +381,7 @@ def test_an_extra_file_on_a_page_path_fails_the_build_and_keeps_the_old_site(
     with pytest.raises(RenderError, match=r"two outputs would be written to runs/index\.html"):
         build_site(SITE_CONTENT, out)
     assert tree(out) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]
+    assert beside(tmp_path) == ["public"]
 
 
 @pytest.mark.parametrize("incremental", [False, True])
@@ -477,29 +453,70 @@ def test_long_run_lists_continue_on_numbered_pages(
     assert sum(1 for u in twin["usedBy"] if u["kind"] == "BenchmarkRun") == total
 
 
-@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
-def test_serve_removes_its_site_when_stopped(tmp_path: Path, stop: str) -> None:
-    """Ctrl-C or a process manager's SIGTERM: `sitegen serve` exits 0 and leaves no site behind."""
-    import signal
+# --- check and build agree ------------------------------------------------------------------------
 
-    command = [sys.executable, "-m", "sitegen", "serve", str(SITE_CONTENT), "--port", "0"]
-    environment = {**os.environ, "TMPDIR": str(tmp_path)}
-    with subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=environment,
-        # As from a terminal: a shell's background job (CI, say) would pass SIGINT on ignored.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    ) as process:
-        assert process.stdout is not None
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if line.startswith("serving "):
-                break
-        assert list(tmp_path.glob("sitegen-serve-*/site/index.html")), lines
-        process.send_signal(getattr(signal, stop))
-        assert process.wait(timeout=60) == 0
-    assert not list(tmp_path.glob("sitegen-serve-*"))
+INVALID = sorted(
+    case
+    for case in (FIXTURES / "invalid").iterdir()
+    if case.is_dir() and not (case / "args.txt").exists()  # build has no --strict
+)
+
+
+@pytest.fixture(scope="module")
+def good_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    out = tmp_path_factory.mktemp("good") / "public"
+    assert build_site(SITE_CONTENT, out).out_dir is not None
+    return out, tree(out)
+
+
+@pytest.mark.parametrize("case", INVALID, ids=[c.name for c in INVALID])
+def test_build_refuses_exactly_what_check_refuses(
+    case: Path,
+    good_site: tuple[Path, dict[str, bytes]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every invalid tree: `build` prints `check`'s report, exits as it does, and the previous
+    site is byte-identical; nothing `check` passes can make `build` fail (page paths included)."""
+    out = tmp_path / "public"
+    shutil.copytree(good_site[0], out)
+    monkeypatch.chdir(case)
+    checked = main(["check", "content"])
+    report = capsys.readouterr().out
+    built = main(["build", "content", "--out", str(out)])
+    captured = capsys.readouterr()
+    if checked:
+        assert (built, captured.out) == (checked, report)
+        assert captured.err.splitlines()[-1] == "build failed: nothing was written"
+        assert tree(out) == good_site[1]
+    else:  # warnings only: the build goes on, and prints them
+        assert built == 0, captured
+        assert set(report.splitlines()[:-1]) <= set(captured.err.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("epoch", "reason"),
+    [
+        ("1e9", "not a whole number of seconds since 1970: '1e9'"),
+        (" 1752775200", "not a whole number of seconds since 1970: ' 1752775200'"),
+        ("\u0661\u0662\u0663", "not a whole number of seconds since 1970: '\u0661\u0662\u0663'"),
+        ("-1", "not a whole number of seconds since 1970: '-1'"),
+        ("999999999999", "out of range: '999999999999'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_an_odd_source_date_epoch_is_one_line(
+    epoch: str,
+    reason: str,
+    command: str,
+    good_site: tuple[Path, dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, before = good_site
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    arguments = [command, str(SITE_CONTENT)] + (["--out", str(out)] if command == "build" else [])
+    assert main(arguments) == 2
+    assert capsys.readouterr().err == f"sitegen {command}: SOURCE_DATE_EPOCH: {reason}\n"
+    assert tree(out) == before

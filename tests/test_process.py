@@ -78,3 +78,92 @@ def test_a_build_collects_less_and_puts_the_thresholds_back() -> None:
             pass
         assert gc.get_threshold()[0] == process.COLLECT_EVERY
     assert gc.get_threshold() == before
+
+
+# A parent that forks two load workers and one render-style worker, prints their ids, then is
+# killed with SIGKILL: nothing of its own runs after, so only the kernel can end the workers.
+_ORPHANING_PARENT = """
+import os, signal, sys, time
+from sitegen import process
+from sitegen.content import load
+pool = load._pool(2)
+pids = [worker.pid for worker in pool._pool]
+context = process.fork_context()
+
+def render_like():
+    process.worker_signals()
+    time.sleep(60)
+
+with process.forking_workers():
+    helper = context.Process(target=render_like)
+    helper.start()
+print(*pids, helper.pid, flush=True)
+time.sleep(0.3)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_workers_end_within_a_second_of_their_parents_death() -> None:
+    import subprocess
+    import sys
+    import time
+
+    result = subprocess.run(
+        [sys.executable, "-c", _ORPHANING_PARENT], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == -9, result.stderr
+    workers = [int(pid) for pid in result.stdout.split()]
+    assert len(workers) == 3
+    died = time.monotonic()
+    while any(_alive(pid) for pid in workers) and time.monotonic() - died < 1.0:
+        time.sleep(0.01)
+    assert not any(_alive(pid) for pid in workers)
+
+
+def test_a_worker_started_after_its_parent_died_ends_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parent may die between the fork and the worker asking the kernel: it then sees a
+    parent that is not the one that forked it, and ends."""
+    ended = []
+    monkeypatch.setattr(process, "_forking_process", os.getpid() + 1)  # not this one's parent
+    monkeypatch.setattr(process, "_kernel_kills_orphans", lambda: True)
+    monkeypatch.setattr(os, "_exit", ended.append)
+    process.die_with_parent()
+    assert ended == [1]
+
+
+def test_interrupts_wait_for_the_deferred_block_then_stop() -> None:
+    """Under `stopped_by_signals`, SIGTERM inside `interrupts_deferred` lets the block finish,
+    then raises; one outside raises at once; nothing is left held for a later block."""
+    import os
+    import signal
+
+    import pytest
+
+    from sitegen.process import interrupts_deferred, stopped_by_signals
+
+    done = []
+    with stopped_by_signals():
+        with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            done.append("after the signal")
+        assert done == ["after the signal"]
+        with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            raise OSError("the block's own error")
+        with interrupts_deferred():
+            done.append("a later block, not interrupted")
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):
+                done.append("never: outside a deferred block it stops at once")
+    assert done == ["after the signal", "a later block, not interrupted"]

@@ -25,7 +25,7 @@ from sitegen.content.run_summary import (
     Shape,
     Value,
 )
-from sitegen.importers.registry import provider, shape_of
+from sitegen.importers.registry import provider, release_of, shape_of
 from sitegen.model.names import kebab
 
 PASS_ORDER = ("forward", "no-grad-forward", "backward", "full")
@@ -58,6 +58,7 @@ class RunFacts(NamedTuple):
     protocol: str
     environment: str
     source: str  # sourceNative.source, or ""
+    release: str  # the release of the measured code, as its importer reads the labels; ""
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -255,6 +256,7 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         protocol=sys.intern(summary.protocol),
         environment=sys.intern(summary.environment),
         source=sys.intern(summary.source),
+        release=sys.intern(release_of(summary.source, dict(summary.labels)) or ""),
     )
 
 

@@ -171,21 +171,38 @@ def _sweeps(shapes: dict[str, Shape]) -> list[tuple[str | None, Shape, list[str]
     Every (axis, rest of the shape) pair is a candidate; the largest candidates are taken first,
     each while it still adds a workload, so a crossed sweep (rope's T and H) gives two charts
     sharing their corner and a grid of several fixed configurations gives one chart per row.
+
+    Linear in the axes: a candidate's key never spells out the rest of its shape. The axes,
+    sorted by name, get an interned id for each prefix and each suffix, and (axis, the ids of
+    what is before and after it, dtype, scalars) names the rest exactly; only the chosen
+    candidates' rests are built. Candidates of one axis never share a workload, so their order
+    among themselves changes nothing chosen.
     """
-    candidates: dict[tuple[str, Shape], list[str]] = defaultdict(list)
+    candidates: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    first: dict[tuple[Any, ...], Shape] = {}  # a shape of each candidate, to build its rest
+    prefixes: dict[tuple[int, tuple[str, int]], int] = {}
+    suffixes: dict[tuple[int, tuple[str, int]], int] = {}
     for workload, shape in sorted(shapes.items()):
-        if not shape.axes:
-            candidates[("", shape)].append(workload)
-        for axis, _ in shape.axes:
-            rest = Shape(tuple(a for a in shape.axes if a[0] != axis), shape.dtype, shape.scalars)
-            candidates[(axis, rest)].append(workload)
+        ordered = sorted(shape.axes)  # axis names are unique: by name
+        before = [0]
+        for item in ordered:
+            before.append(prefixes.setdefault((before[-1], item), len(prefixes) + 1))
+        after = [0]
+        for item in reversed(ordered):
+            after.append(suffixes.setdefault((after[-1], item), len(suffixes) + 1))
+        after.reverse()  # after[i]: the id of ordered[i:]
+        keys = [(name, before[i], after[i + 1]) for i, (name, _) in enumerate(ordered)]
+        for axis, head, tail in keys or [("", 0, 0)]:
+            key = (axis, head, tail, shape.dtype, shape.scalars)
+            candidates[key].append(workload)
+            first.setdefault(key, shape)
     covered: set[str] = set()
     chosen = []
-    for (axis, rest), members in sorted(
-        candidates.items(), key=lambda i: (-len(i[1]), i[0][0], _shape_key(i[0][1]))
-    ):
+    for key, members in sorted(candidates.items(), key=lambda i: (-len(i[1]), i[0][0])):
         if not covered.issuperset(members):
             covered.update(members)
+            axis, shape = key[0], first[key]
+            rest = Shape(tuple(a for a in shape.axes if a[0] != axis), shape.dtype, shape.scalars)
             chosen.append((axis or None, rest, members))
     chosen.sort(key=lambda c: (_shape_key(c[1]), c[0] or ""))
     return chosen

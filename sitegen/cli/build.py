@@ -6,13 +6,16 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
-from sitegen.model.problems import format_report
-from sitegen.publish.deploy import CONTEXTS, DeployError, Deployment, deployment_from
+from sitegen.cli.arguments import content_directory
+from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK
+from sitegen.model.problems import format_report, printable
+from sitegen.model.wording import counted
+from sitegen.progress import Progress
+from sitegen.publish.deploy import CONTEXTS, Deployment, deployment_from
+from sitegen.publish.write import InterruptedAfterSwap
 
 
 def add_to(commands: Any) -> None:
@@ -33,8 +36,11 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--incremental",
         action="store_true",
-        help="keep a cache beside OUT_DIR and redo only what changed since the last "
+        help="keep a cache (in ~/.cache/sitegen) and redo only what changed since the last "
         "--incremental build (same bytes as a full build; docs/performance.md)",
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help="wait for another build writing OUT_DIR to finish"
     )
     parser.add_argument(
         "--no-search",
@@ -66,51 +72,40 @@ def add_to(commands: Any) -> None:
         metavar="NAME",
         help="the branch a preview is compared with [SITEGEN_BASE_BRANCH, default main]",
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, interrupted=interrupted)
 
 
 def run(args: argparse.Namespace) -> int:
-    # The pipeline only when building: every command's module is imported to parse any command.
+    # Only when building: every command's module is imported to parse any command.
     from sitegen.pipeline import build_site
-    from sitegen.publish.search import SearchError
-    from sitegen.publish.write import OutputError
-    from sitegen.render.errors import RenderError
     from sitegen.site.format import build_date_from_epoch
-    from sitegen.site.urls import UrlError
 
     started = time.perf_counter()
-    try:
-        deployment = _deployment(args)
-    except DeployError as error:
-        print(f"sitegen build: {error}", file=sys.stderr)
-        return EXIT_USAGE
+    content = content_directory(args.content_dir, "build")
+    deployment = _deployment(args)
     baseline = None
     if deployment.compares:
         # git and urllib (ssl) only when comparing
         from sitegen.publish.baseline import preview_baseline
 
-        baseline = preview_baseline(deployment, args.content_dir)
+        baseline = preview_baseline(deployment, content)
         for note in baseline.notes:
-            print(f"warning: base: {note}", file=sys.stderr)
+            print(printable(f"warning: base: {note}"), file=sys.stderr)
         if baseline.manifest is None:
             print("warning: the changes page says the base could not be read", file=sys.stderr)
         else:
-            print(f"changes compared with {baseline.label}", file=sys.stderr)
-    try:
-        built = build_site(
-            args.content_dir,
-            args.out,
-            build_date=build_date_from_epoch(os.environ.get("SOURCE_DATE_EPOCH")),
-            progress=_progress(),
-            deployment=deployment,
-            baseline=baseline,
-            incremental=args.incremental,
-            search=args.search,
-        )
-    except (OutputError, UrlError, RenderError, SearchError) as error:
-        hint = " (--no-search builds without the index)" if isinstance(error, SearchError) else ""
-        print(f"sitegen build: {error}{hint}", file=sys.stderr)
-        return EXIT_CONTENT if isinstance(error, RenderError) else EXIT_USAGE
+            print(printable(f"changes compared with {baseline.label}"), file=sys.stderr)
+    built = build_site(
+        content,
+        args.out,
+        build_date=build_date_from_epoch(os.environ.get("SOURCE_DATE_EPOCH")),
+        progress=TerminalProgress() if sys.stderr.isatty() else LogProgress(),
+        deployment=deployment,
+        baseline=baseline,
+        incremental=args.incremental,
+        wait=args.wait,
+        search=args.search,
+    )
     checked = built.checked
     if built.out_dir is None:
         print(format_report(checked.problems, checked.resource_count, checked.file_count))
@@ -119,18 +114,25 @@ def run(args: argparse.Namespace) -> int:
     for problem in checked.problems:  # warnings only: errors stop the build above
         print(problem.line(), file=sys.stderr)
     for warning in built.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(printable(f"warning: {warning}"), file=sys.stderr)
     elapsed = time.perf_counter() - started
-    pages, runs = f"{built.page_count:,} pages", f"{built.run_count:,} runs"
+    pages, runs = counted(built.page_count, "page"), counted(built.run_count, "run")
     index = built.search
     indexed = ""
     if index is not None:  # its time apart: indexing is a stage of its own
-        size = f"{index.pages:,} pages, {index.size / 2**20:.1f} MiB"
+        size = f"{counted(index.pages, 'page')}, {index.size / 2**20:.1f} MiB"
         indexed = f", of which the search index {index.seconds:.1f} s ({size})"
-    print(f"built {pages} ({runs}) in {elapsed:.1f} s{indexed} → {args.out}")
+    print(printable(f"built {pages} ({runs}) in {elapsed:.1f} s{indexed} → {args.out}"))
     if not deployment.production:
         print(f"{deployment.context}: noindex, with a preview banner", file=sys.stderr)
     return EXIT_OK
+
+
+def interrupted(interrupt: KeyboardInterrupt) -> str:
+    """What an interrupted build left: the staging tree is removed on the way out (write.py)."""
+    if isinstance(interrupt, InterruptedAfterSwap):
+        return "the new site is in place; the next build removes what is left of the old one"
+    return "the previous site is intact"
 
 
 def _deployment(args: argparse.Namespace) -> Deployment:
@@ -148,15 +150,22 @@ def _deployment(args: argparse.Namespace) -> Deployment:
     )
 
 
-def _progress() -> Callable[[int, int], None]:
-    """Page counts on stderr: redrawn in place on a terminal, else a line every 5,000 pages."""
-    tty = sys.stderr.isatty()
+class TerminalProgress(Progress):
+    """On a terminal: the page count, redrawn in place."""
 
-    def report(done: int, total: int) -> None:
-        if tty and (done % 100 == 0 or done == total):
+    def pages(self, done: int, total: int) -> None:
+        if done % 100 == 0 or done == total:
             end = "\n" if done == total else ""
             print(f"\rrendering pages {done:,}/{total:,}", end=end, file=sys.stderr, flush=True)
-        elif not tty and done % 5000 == 0:
-            print(f"rendering pages {done:,}/{total:,}", file=sys.stderr, flush=True)
 
-    return report
+
+class LogProgress(Progress):
+    """Into a log (Netlify's, CI's): a line per stage with its time, and one every 5,000
+    pages while a big site renders."""
+
+    def stage(self, name: str, seconds: float) -> None:
+        print(f"{name}: {seconds:.2f} s", file=sys.stderr, flush=True)
+
+    def pages(self, done: int, total: int) -> None:
+        if done % 5000 == 0:
+            print(f"rendering pages {done:,}/{total:,}", file=sys.stderr, flush=True)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
+from sitegen.cli.arguments import content_directory
+from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK
 from sitegen.model.problems import format_report
 
 
@@ -19,7 +19,7 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="warnings are errors; runs must resolve workload and implementation",
+        help="warnings are errors: runs must resolve workload and implementation, copies agree",
     )
     parser.set_defaults(handler=run)
 
@@ -27,9 +27,7 @@ def add_to(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from sitegen.pipeline import check_content  # the pipeline only when checking
 
-    if not args.content_dir.is_dir():
-        print(f"sitegen check: {args.content_dir}: no such directory", file=sys.stderr)
-        return EXIT_USAGE
-    checked = check_content(args.content_dir, strict=args.strict)
+    content = content_directory(args.content_dir, "check")
+    checked = check_content(content, strict=args.strict)
     print(format_report(checked.problems, checked.resource_count, checked.file_count))
     return EXIT_OK if checked.ok else EXIT_CONTENT

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, EXIT_USAGE
+from sitegen.cli.exit_codes import EXIT_OK
 
 
 def add_to(commands: Any) -> None:
@@ -39,20 +38,13 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sitegen.publish.baseline import BaseContentError, BaseError, read_manifest
+    from sitegen.publish.baseline import read_manifest
     from sitegen.publish.compare import changes_document, compare, format_markdown
 
-    sides = []
-    for spec in (args.base, args.head):
-        try:
-            sides.append(
-                read_manifest(
-                    spec, cwd=Path.cwd(), content_path=args.content_path, base_url=args.base_url
-                )
-            )
-        except BaseError as error:
-            print(f"sitegen diff: {error}", file=sys.stderr)
-            return EXIT_CONTENT if isinstance(error, BaseContentError) else EXIT_USAGE
+    sides = [
+        read_manifest(spec, cwd=Path.cwd(), content_path=args.content_path, base_url=args.base_url)
+        for spec in (args.base, args.head)
+    ]  # a BaseError is the guard's to tell: exit_codes.py says which are the content's
     (base, base_label), (head, head_label) = sides
     changes = compare(base, head, base_label, head_label)
     if args.format == "json":

@@ -1,4 +1,5 @@
-"""`sitegen serve [CONTENT_DIR] [--port N]`: build, serve on 127.0.0.1, rebuild on change."""
+"""`sitegen serve [CONTENT_DIR] [--host H] [--port N]`: build, serve, rebuild on change, and
+reload the browser after each rebuild."""
 
 from __future__ import annotations
 
@@ -6,19 +7,30 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from sitegen.cli.arguments import content_directory
+
 
 def add_to(commands: Any) -> None:
     parser = commands.add_parser(
-        "serve", help="build to a temporary directory, serve, rebuild on change"
+        "serve",
+        help="build to a temporary directory, serve, rebuild on change, reload the browser",
     )
     parser.add_argument(
         "content_dir", nargs="?", type=Path, default=Path("content"), metavar="CONTENT_DIR"
     )
-    parser.add_argument("--port", type=int, default=8000, help="default: 8000 (on 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        "--bind",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address to listen on (default: 127.0.0.1; 0.0.0.0 or :: for every one)",
+    )
+    parser.add_argument("--port", type=int, default=8000, help="default: 8000 (0: any free one)")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from sitegen.serve.server import serve  # watchfiles and http.server only when serving
 
-    return serve(args.content_dir, port=args.port, base_url=None)
+    content = content_directory(args.content_dir, "serve")
+    return serve(content, host=args.host, port=args.port, base_url=None)

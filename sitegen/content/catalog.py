@@ -13,7 +13,8 @@ from sitegen.model.problems import Problem, Severity
 from sitegen.model.resources import KINDS, reference_values
 
 # A kernelindex.dev export carries only {run, protocol, environment}: a run whose workload or
-# implementation is absent still checks clean, unless --strict (FORMAT.md §4).
+# implementation is absent is still built (a warning, counted in the summary), unless --strict
+# (FORMAT.md §4).
 OPTIONAL_TARGETS = frozenset({"WorkloadCase", "ImplementationRevision", "OperationSpec"})
 
 
@@ -85,6 +86,7 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
     used_by: dict[str, set[str]] = defaultdict(set)
     dangling: list[tuple[LoadedResource, str, str, str]] = []
     for entry in by_digest.values():
+        resolved: dict[str, LoadedResource] = {}
         for location, target, value in references_of(entry):
             found = by_digest.get(value)
             if found is None:
@@ -101,12 +103,13 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
                 )
             else:
                 used_by[value].add(entry.digest)
+                resolved[target] = found
+        if entry.kind == "BenchmarkRun":
+            problems += _operations_disagree(entry, resolved, by_digest)
 
     for entry, location, target, value in dangling:
         # Copies of a repeated resource reference the same digests: report the keeper only.
         severity = Severity.WARNING if target in OPTIONAL_TARGETS and not strict else Severity.ERROR
-        if severity is Severity.WARNING and entry.kind == "BenchmarkRun":
-            continue  # absent workload/implementation is normal for an export: silent
         hint = _dangling_hint(value, target, by_digest, used_by)
         problems.append(
             Problem(
@@ -124,6 +127,35 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
         _by_kind={k: tuple(sorted(v, key=_name_order)) for k, v in by_kind.items()},
     )
     return catalog, problems
+
+
+def _operations_disagree(
+    run: LoadedResource, resolved: dict[str, LoadedResource], by_digest: dict[str, LoadedResource]
+) -> list[Problem]:
+    """A run measures one operation: its workload and its implementation must be of the same."""
+    workload = resolved.get("WorkloadCase")
+    implementation = resolved.get("ImplementationRevision")
+    if workload is None or implementation is None:
+        return []
+    of_workload = workload.spec["operationSpecDigest"]
+    of_implementation = implementation.spec["operation"]["specDigest"]
+    if of_workload == of_implementation:
+        return []
+
+    def named(value: str) -> str:
+        found = by_digest.get(value)
+        return f"{found.name!r}" if found is not None else value
+
+    return [
+        Problem(
+            run.path,
+            run.at("spec.workloadDigest"),
+            f"the workload {workload.name!r} is a case of OperationSpec {named(of_workload)}, "
+            f"but the implementation {implementation.name!r} implements "
+            f"{named(of_implementation)}",
+            "a run measures one operation: its workload and implementation must share it",
+        )
+    ]
 
 
 def _name_order(entry: LoadedResource) -> tuple[str, str]:

@@ -30,22 +30,55 @@ BUNDLE_ROLES = {
 def load_path(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
-    """The resources of one file: an export if it ends in `.jsonl`, else one document."""
-    if str(path).endswith(".jsonl"):
-        load_export(path, shown, resources, problems)
-    else:
-        load_file(path, shown, resources, problems)
+    """The resources of one file: an export if it ends in `.jsonl`, else one document.
+
+    A failure of sitegen's own on one file is that file's problem: every other file is still
+    checked, and none of this file's resources is used.
+    """
+    found: list[LoadedResource] = []
+    found_problems: list[Problem] = []
+    try:
+        if str(path).endswith(".jsonl"):
+            load_export(path, shown, found, found_problems)
+        else:
+            load_file(path, shown, found, found_problems)
+    except Exception as error:  # reported, with the file, as a problem
+        text = f"{type(error).__name__}: {error}"
+        problems.append(
+            Problem(
+                shown,
+                "-",
+                f"sitegen failed on this file ({text[:200]})",
+                "a bug in sitegen: please report it with the file",
+            )
+        )
+        return
+    resources += found
+    problems += found_problems
 
 
 def load_file(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
     data = read_bytes(path, shown, MAX_FILE_BYTES, problems)
-    clean = None if data is None else parse_clean(data)
+    if data is not None:
+        load_data(data, shown, resources, problems)
+
+
+def load_data(
+    data: bytes, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    """One `.json` document's bytes, as read from a file."""
+    if len(data) > MAX_FILE_BYTES:
+        problems.append(
+            Problem(shown, "-", f"file is {len(data):,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+        )
+        return
+    clean = parse_clean(data)
     if clean is not None:
         _load_value(clean, shown, resources, problems)
         return
-    text = None if data is None else decode(data, shown, problems)
+    text = decode(data, shown, problems)
     if text is None:
         return
     _load_document(text, shown, resources, problems)
@@ -193,7 +226,7 @@ def validate_resource(
             )
         )
         return None
-    if kind not in KINDS or (expected_kind and kind != expected_kind):
+    if not isinstance(kind, str) or kind not in KINDS or (expected_kind and kind != expected_kind):
         allowed = expected_kind or "one of " + ", ".join(sorted(KINDS))
         problems.append(
             Problem(shown, f"{prefix}kind", f"expected {allowed}, got {describe(kind)}")

@@ -12,14 +12,14 @@ from __future__ import annotations
 import itertools
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
 from sitegen import process
-from sitegen.content.documents import load_export, load_file, load_path
+from sitegen.content.documents import load_data, load_export, load_file, load_path
 from sitegen.content.loaded import COMPACT_KINDS, DocumentStore, LoadedResource
 from sitegen.content.run_summary import KIND as SUMMARISED_KIND
 from sitegen.content.run_summary import RunSummary, summarise
@@ -67,7 +67,7 @@ def load_content(
     any (the caller's own work, done beside them rather than after), else after the load.
     """
     problems: list[Problem] = []
-    label = content_dir.resolve().name or "content"
+    label = content_label(content_dir)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
     if cache is not None:
         return _load_cached(files, problems, cache, workers, meanwhile)
@@ -90,9 +90,15 @@ def load_content(
     return LoadResult(resources, problems, len(files))
 
 
+def content_label(content_dir: Path) -> str:
+    """How problems name the content tree: its folder's own name (`content/runs/x.json`)."""
+    return content_dir.resolve().name or "content"
+
+
 def _pool(processes: int) -> Pool:
     """Forked load workers, which leaving its `with` block terminates (SIGTERM)."""
-    return process.fork_context().Pool(processes, initializer=process.worker_signals)
+    with process.forking_workers():
+        return process.fork_context().Pool(processes, initializer=process.worker_signals)
 
 
 def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tuple[str, str]]]:
@@ -175,6 +181,27 @@ def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem], Su
     ]
     summaries = [summarise(r.document) if r.kind == SUMMARISED_KIND else None for r in resources]
     return packed, problems, summaries
+
+
+def load_documents(files: Iterable[tuple[str, bytes]], label: str) -> LoadResult:
+    """The resources of files held in memory (an import, before it is written), each read as
+    the walk and the load read a file of a tree named `label`: a path with a part starting
+    with `.` or `_` is not content, `.md` is a note, and only `.json` holds resources."""
+    resources: list[LoadedResource] = []
+    problems: list[Problem] = []
+    count = 0
+    for relative, data in sorted(files):
+        shown = f"{label}/{relative}"
+        if any(part.startswith((".", "_")) for part in relative.split("/")):
+            continue
+        if relative.endswith(".md"):
+            continue
+        count += 1
+        if relative.endswith(".json"):
+            load_data(data, shown, resources, problems)
+        else:
+            problems.append(Problem(shown, "-", "unexpected file type", "content holds .json"))
+    return LoadResult(resources, problems, count)
 
 
 def load_files(paths: list[Path]) -> LoadResult:

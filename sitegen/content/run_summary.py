@@ -75,6 +75,7 @@ class RunSummary(NamedTuple):
     observed_at: str
     status: str
     source: str  # sourceNative.source, or ""
+    labels: tuple[tuple[str, str], ...]  # metadata.labels, sorted: what importers read of them
 
     @property
     def implementation(self) -> str:
@@ -111,6 +112,10 @@ def summarise(document: dict[str, Any]) -> RunSummary:
         observed_at=str(spec["observedAt"]),
         status=sys.intern(str(spec["status"])),
         source=sys.intern(str(native.get("source", ""))),
+        labels=tuple(
+            (sys.intern(key), sys.intern(value))
+            for key, value in sorted((document["metadata"].get("labels") or {}).items())
+        ),
     )
 
 

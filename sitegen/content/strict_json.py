@@ -1,13 +1,15 @@
 """Strict JSON: what `json` lets through and the format refuses (duplicate keys, null, NaN,
-numbers that overflow or are not exact, lone surrogates, absurd nesting), each reported with its
-JSON path. Clean documents take orjson's fast path, proven equal to the strict parser's value.
+numbers that overflow or are not exact, lone surrogates, absurd nesting, objects and arrays
+beyond a size), each reported with its JSON path. Clean documents take orjson's fast path,
+proven equal to the strict parser's value. Content and the manifests a build compares with
+(publish/baseline.py) are read by the same parser, each with its own `Limits`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -15,6 +17,23 @@ from sitegen.model.problems import json_path
 
 MAX_DEPTH = 32  # the deepest real resource nests 7 levels
 MAX_SAFE_INTEGER = 2**53 - 1  # beyond this, RFC 8785 (IEEE doubles) cannot represent integers
+# An integer literal longer than this is out of range whatever its digits: it is refused on its
+# length, never converted (int() of thousands of digits is slow, and refused past 4,300).
+MAX_INTEGER_TEXT = len(str(-MAX_SAFE_INTEGER))
+
+
+class Limits(NamedTuple):
+    """How big a document may be, beyond what its file size allows, and whether it may hold
+    `null` (content never does; a manifest does for an absent kernel)."""
+
+    depth: int
+    members: int  # in one object
+    items: int  # in one array
+    nulls: bool = False
+
+
+# Content: the models bound each field's lists and maps further (model/values.py).
+CONTENT_LIMITS = Limits(depth=MAX_DEPTH, members=1_000, items=100_000)
 
 
 class _Rejected:
@@ -47,7 +66,7 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _integer(text: str) -> int | _Rejected:
-    value = int(text)
+    value = int(text) if len(text) <= MAX_INTEGER_TEXT else MAX_SAFE_INTEGER + 1
     if abs(value) > MAX_SAFE_INTEGER:
         _ParseFlags.suspicious = True
         return _Rejected(text, "integer out of range (beyond ±2^53−1, not exact in JSON numbers)")
@@ -90,6 +109,8 @@ def parse_clean(data: bytes) -> Any:
         return None
     if data.count(b"{") + data.count(b"[") > MAX_DEPTH:
         return None
+    if data.count(b",") >= CONTENT_LIMITS.members:  # could hold an object or array too big
+        return None
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -105,7 +126,7 @@ def parse_clean(data: bytes) -> Any:
     return None
 
 
-def parse_json(text: str) -> tuple[Any, list[tuple[str, str]]]:
+def parse_json(text: str, limits: Limits = CONTENT_LIMITS) -> tuple[Any, list[tuple[str, str]]]:
     """Parse one JSON text strictly: returns the value and (json path, message) problems.
 
     Raises `json.JSONDecodeError` for syntax errors (with line and column).
@@ -114,28 +135,39 @@ def parse_json(text: str) -> tuple[Any, list[tuple[str, str]]]:
     try:
         value = _DECODER.decode(text)
     except RecursionError:
-        return None, [("$", f"nesting deeper than {MAX_DEPTH} levels")]
+        return None, [("$", f"nesting deeper than {limits.depth} levels")]
     # The walk costs more than parsing; the text tells cheaply when it cannot find anything.
     needs_walk = (
         _ParseFlags.suspicious
         or "null" in text
         or "\\ud" in text
         or "\\uD" in text
-        or text.count("{") + text.count("[") > MAX_DEPTH
+        or text.count("{") + text.count("[") > limits.depth
+        or text.count(",") >= min(limits.members, limits.items)
     )
-    return value, _inspect(value) if needs_walk else []
+    return value, _inspect(value, limits) if needs_walk else []
 
 
-def _inspect(root: Any) -> list[tuple[str, str]]:
-    """Problems the parser lets through: duplicates, nulls, bad numbers, depth, lone surrogates."""
+def _inspect(root: Any, limits: Limits) -> list[tuple[str, str]]:
+    """Problems the parser lets through: duplicates, nulls, bad numbers, depth, size, lone
+    surrogates. An object or array over its limit is one problem, and not looked into."""
     found: list[tuple[str, str]] = []
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
     while stack:
         value, location = stack.pop()
-        if len(location) > MAX_DEPTH:
-            found.append((json_path(location), f"nesting deeper than {MAX_DEPTH} levels"))
+        if len(location) > limits.depth:
+            found.append((json_path(location), f"nesting deeper than {limits.depth} levels"))
             continue
         if isinstance(value, dict):
+            if len(value) > limits.members:
+                found.append(
+                    (
+                        json_path(location),
+                        f"an object of {len(value):,} members, over the limit of "
+                        f"{limits.members:,}",
+                    )
+                )
+                continue
             for key in getattr(value, "duplicates", ()):
                 found.append((json_path((*location, key)), f"duplicate key {quote(key)}"))
             for key, item in value.items():
@@ -143,10 +175,18 @@ def _inspect(root: Any) -> list[tuple[str, str]]:
                     found.append((json_path(location), "key holds a lone UTF-16 surrogate"))
                 stack.append((item, (*location, key)))
         elif isinstance(value, list):
+            if len(value) > limits.items:
+                found.append(
+                    (
+                        json_path(location),
+                        f"an array of {len(value):,} items, over the limit of {limits.items:,}",
+                    )
+                )
+                continue
             stack.extend((item, (*location, i)) for i, item in enumerate(value))
         elif isinstance(value, _Rejected):
             found.append((json_path(location), value.reason))
-        elif value is None:
+        elif value is None and not limits.nulls:
             found.append(
                 (
                     json_path(location),

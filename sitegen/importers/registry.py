@@ -3,13 +3,15 @@
 
 An importer is an object with the `Importer` protocol's members, registered with `register`
 when its module is imported. The site asks the registry (`attribution_for`, `project_of`,
-`shape_of`), never an importer by name: nothing outside this package knows a source's names.
+`shape_of`, `provider`, `release_of`), never an importer by name: nothing outside this package
+knows a source's names.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from sitegen.content.reports import Attribution
@@ -55,6 +57,11 @@ class Importer(Protocol):
         """What the importer knows of `provider` (as a run's title spells it) in runs from
         `source`: its display name (`Transformers` for `huggingface`) and whether it is a
         baseline. None when the importer does not know it."""
+
+    def release(self, source: str, labels: Mapping[str, str]) -> str | None:
+        """The release of the measured code a run from `source` records in its labels (Liger's
+        `liger_version`), if `source` is ours and it does: what the across-releases charts
+        compare."""
 
 
 _registry: dict[str, Importer] = {}
@@ -108,6 +115,14 @@ def shape_of(source: str, external_id: str) -> Shape | None:
 def provider(source: str, name: str) -> Provider | None:
     for importer in registered():
         found = importer.provider(source, name)
+        if found is not None:
+            return found
+    return None
+
+
+def release_of(source: str, labels: Mapping[str, str]) -> str | None:
+    for importer in registered():
+        found = importer.release(source, labels)
         if found is not None:
             return found
     return None

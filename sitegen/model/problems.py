@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import NamedTuple
 
+from sitegen.model.wording import counted
+
 
 class Severity(StrEnum):
     ERROR = "error"
@@ -22,9 +24,20 @@ class Problem(NamedTuple):
     severity: Severity = Severity.ERROR
 
     def line(self) -> str:
+        """The problem as one printable line: file names and keys come from strangers."""
         prefix = "warning: " if self.severity is Severity.WARNING else ""
         text = f"{self.path}: {self.where}: {prefix}{self.message}"
-        return f"{text}; hint: {self.hint}" if self.hint else text
+        return printable(f"{text}; hint: {self.hint}" if self.hint else text)
+
+
+def printable(text: str) -> str:
+    """`text` with each character that is not printable written as Python writes it in a
+    string literal (`\\n`, `\\x1b`, `\\u202e`): a file name or JSON key holding a newline, a
+    terminal escape or a bidirectional override cannot forge a line (`::error …` in a CI log),
+    move the cursor or reorder what is shown. Every message sitegen prints goes through here."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 class ContentError(Exception):
@@ -35,13 +48,19 @@ class ContentError(Exception):
         super().__init__(f"{len(self.problems)} problem(s) in content")
 
 
+MAX_KEY_SHOWN = 100  # a key is cut where a path shows it: content may hold keys of megabytes
+
+
 def json_path(location: Iterable[str | int]) -> str:
     """`('spec', 'inputs', 0, 'name')` → `spec.inputs[0].name`."""
     text = ""
     for part in location:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif text:
+            continue
+        if len(part) > MAX_KEY_SHOWN:
+            part = part[: MAX_KEY_SHOWN - 1] + "…"
+        if text:
             text += f".{part}"
         else:
             text = str(part)
@@ -69,13 +88,9 @@ def format_report(problems: Iterable[Problem], resource_count: int, file_count: 
     ordered = sorted(problems)
     lines = [p.line() for p in ordered]
     n_errors = len(errors(ordered))
-    n_warnings = len(warnings(ordered))
-    if n_errors:
-        verdict = f"{n_errors} error{'s' if n_errors != 1 else ''}"
-    else:
-        verdict = "ok"
+    verdict = counted(n_errors, "error") if n_errors else "ok"
     summary = (
-        f"{verdict}, {n_warnings} warning{'s' if n_warnings != 1 else ''}: "
-        f"{resource_count} resources in {file_count} files"
+        f"{verdict}, {counted(len(warnings(ordered)), 'warning')}: "
+        f"{counted(resource_count, 'resource')} in {counted(file_count, 'file')}"
     )
     return "\n".join([*lines, summary])

@@ -14,6 +14,7 @@ models, at every start. A validator returning its own model names it in quotes.
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    AfterValidator,
     Field,
     StringConstraints,
     model_validator,
@@ -21,6 +22,12 @@ from pydantic import (
 
 from sitegen.model.digest import API_VERSION
 from sitegen.model.values import (
+    MAX_AXES,
+    MAX_ITEMS,
+    MAX_LABELS,
+    MAX_RANK,
+    MAX_SAMPLES,
+    MAX_TENSORS,
     TOKEN_PATTERN,
     Commit,
     Digest,
@@ -28,7 +35,9 @@ from sitegen.model.values import (
     Expression,
     FiniteNumber,
     Instant,
+    Line,
     LongText,
+    MeasuredValue,
     Model,
     Name,
     NonNegativeInt,
@@ -40,6 +49,8 @@ from sitegen.model.values import (
     Token,
     TokenSet,
     Url,
+    at_most,
+    check_line,
 )
 
 # --- metadata -----------------------------------------------------------------------------------
@@ -62,9 +73,9 @@ class Metadata(Model):
     name: Name
     title: ShortText | None = None
     description: LongText | None = None
-    labels: dict[LabelKey, Annotated[str, StringConstraints(max_length=200)]] | None = None
-    authors: list[Author] | None = None
-    source_refs: list[SourceRef] | None = None
+    labels: Annotated[dict[LabelKey, Line], at_most(MAX_LABELS, "labels")] | None = None
+    authors: Annotated[list[Author], at_most(MAX_ITEMS, "authors")] | None = None
+    source_refs: Annotated[list[SourceRef], at_most(MAX_ITEMS, "source references")] | None = None
 
 
 # --- OperationSpec ------------------------------------------------------------------------------
@@ -90,7 +101,7 @@ class Axis(Model):
 
 
 class TensorSignature(Model):
-    shape: list[Annotated[int, Field(ge=0)] | Token]
+    shape: Annotated[list[Annotated[int, Field(ge=0)] | Token], at_most(MAX_RANK, "dimensions")]
     dtype: Token
     layout: ShortText | None = None
 
@@ -119,9 +130,9 @@ class Semantics(Model):
 
 class OperationSpecSpec(Model):
     family: Slug
-    axes: dict[Token, Axis]
-    inputs: Annotated[list[Operand], Field(min_length=1)]
-    outputs: Annotated[list[Operand], Field(min_length=1)]
+    axes: Annotated[dict[Token, Axis], at_most(MAX_AXES, "axes")]
+    inputs: Annotated[list[Operand], Field(min_length=1), at_most(MAX_TENSORS, "inputs")]
+    outputs: Annotated[list[Operand], Field(min_length=1), at_most(MAX_TENSORS, "outputs")]
     semantics: Semantics
     reference: LongText | None = None
 
@@ -143,9 +154,9 @@ class OperationSpecSpec(Model):
 
 
 class TensorCase(Model):
-    shape: list[NonNegativeInt]
+    shape: Annotated[list[NonNegativeInt], at_most(MAX_RANK, "dimensions")]
     dtype: Token
-    strides: list[int] | None = None
+    strides: Annotated[list[int], at_most(MAX_RANK, "strides")] | None = None
     alignment_bytes: PositiveInt | None = None
     data: Token | None = None  # how values were generated, e.g. `randn`
 
@@ -172,9 +183,9 @@ class WorkloadCorrectness(Model):
 
 class WorkloadCaseSpec(Model):
     operation_spec_digest: Digest
-    axes: dict[Token, int]
-    tensors: dict[Token, TensorCase]
-    scalars: dict[Token, ScalarCase] | None = None
+    axes: Annotated[dict[Token, int], at_most(MAX_AXES, "axes")]
+    tensors: Annotated[dict[Token, TensorCase], at_most(MAX_TENSORS, "tensors")]
+    scalars: Annotated[dict[Token, ScalarCase], at_most(MAX_TENSORS, "scalars")] | None = None
     correctness: WorkloadCorrectness
 
 
@@ -197,7 +208,7 @@ class SoftwareProjectSpec(Model):
     repository: Url | None = None
     homepage: Url | None = None
     host: Host | None = None
-    packages: list[Package] | None = None
+    packages: Annotated[list[Package], at_most(MAX_ITEMS, "packages")] | None = None
 
 
 # --- ImplementationRevision ---------------------------------------------------------------------
@@ -225,7 +236,7 @@ class Support(Model):
     hardware_architectures: TokenSet
     dtypes: TokenSet
     products_tested: TextSet | None = None
-    axes: TokenSet | None = None
+    axes: Annotated[TokenSet, at_most(MAX_AXES, "axes")] | None = None
     layouts: TextSet | None = None
 
 
@@ -247,7 +258,7 @@ class Install(Model):
 class BuildVariant(Model):
     name: ShortText
     install: Install
-    requirements: list[ShortText] | None = None
+    requirements: Annotated[list[ShortText], at_most(MAX_ITEMS, "requirements")] | None = None
 
 
 class Licensing(Model):
@@ -262,7 +273,9 @@ class ImplementationRevisionSpec(Model):
     callable: Callable
     support: Support
     source: SourceLocation | None = None
-    build_variants: list[BuildVariant] | None = None
+    build_variants: Annotated[list[BuildVariant], at_most(MAX_ITEMS, "build variants")] | None = (
+        None
+    )
     licensing: Licensing
 
 
@@ -328,16 +341,16 @@ class Software(Model):
     cuda_toolkit: ShortText | None = None
     compiler: ShortText | None = None
     framework: NamedVersion | None = None
-    libraries: list[NamedVersion] | None = None
+    libraries: Annotated[list[NamedVersion], at_most(MAX_ITEMS, "libraries")] | None = None
 
 
-SettingValue = Annotated[str, StringConstraints(max_length=200)] | bool | int | FiniteNumber
+SettingValue = Line | bool | int | FiniteNumber
 
 
 class ExecutionEnvironmentSpec(Model):
     hardware: Hardware
     software: Software
-    settings: dict[Token, SettingValue] | None = None
+    settings: Annotated[dict[Token, SettingValue], at_most(MAX_ITEMS, "settings")] | None = None
     image_digest: Digest | None = None
 
 
@@ -381,22 +394,25 @@ class Timing(Model):
     primary_statistic: Token
     samples: PositiveInt | None = None
     latency_ns: LatencyNs
-    raw_samples: list[Duration] | None = None
+    raw_samples: Annotated[list[Duration], at_most(MAX_SAMPLES, "samples")] | None = None
 
 
 class RunMeasurement(Model):
     metric: Token
     unit: Token
     statistic: Token
-    value: FiniteNumber
+    value: MeasuredValue
     sample_count: PositiveInt | None = None
 
 
 class SourceNative(Model):
     source: Slug
     benchmark: ShortText | None = None
-    external_id: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
-    metrics: dict[Token, FiniteNumber] | None = None
+    external_id: (
+        Annotated[str, StringConstraints(min_length=1, max_length=500), AfterValidator(check_line)]
+        | None
+    ) = None
+    metrics: Annotated[dict[Token, FiniteNumber], at_most(MAX_ITEMS, "metrics")] | None = None
 
 
 class RunCorrectness(Model):
@@ -421,7 +437,7 @@ class BenchmarkRunSpec(Model):
     status: RunStatus
     correctness: RunCorrectness | None = None
     timing: Timing | None = None
-    measurements: list[RunMeasurement] | None = None
+    measurements: Annotated[list[RunMeasurement], at_most(MAX_ITEMS, "measurements")] | None = None
     source_native: SourceNative | None = None
     evidence: Evidence | None = None
     observed_at: Instant

@@ -7,6 +7,11 @@ directory, never checked out. `preview_baseline` is what a deploy preview compar
 in order (docs/deploy.md): an explicit `--compare-with`; the merge base of HEAD and the base
 branch fetched from `origin`; the production site's `manifest.json`. When none can be read the
 build still succeeds and the changes page says why.
+
+A base is as hostile as content: a manifest is parsed by content's strict parser (depth, size,
+duplicate keys, number range; content/strict_json.py) and checked field by field with the
+same value rules (publish/manifest.py); a fetch is https (or http to this machine), and so is
+every redirect it follows, within a size and a total time.
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ import os
 import subprocess
 import tarfile
 import tempfile
+import time
 import urllib.error
 import urllib.request
+from http.client import HTTPMessage
 from pathlib import Path
-from typing import Any
+from typing import IO
 from urllib.parse import urlsplit
 
+from sitegen.content.strict_json import Limits, parse_json
 from sitegen.model.problems import format_report
 from sitegen.pipeline import manifest_of_content
 from sitegen.publish.compare import Baseline
@@ -33,7 +41,11 @@ from sitegen.publish.write import MARKER
 from sitegen.site.urls import UrlError, parse_base_url
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # the real catalog's is a few MB
-FETCH_TIMEOUT_S = 30
+# A manifest nests four levels; its objects hold a dozen keys; an entry per resource.
+MANIFEST_LIMITS = Limits(depth=8, members=64, items=10_000_000, nulls=True)
+FETCH_TIMEOUT_S = 30  # for the whole fetch, redirects and a slow body included
+MAX_REDIRECTS = 5
+READ_CHUNK = 1024 * 1024
 GIT_TIMEOUT_S = 120
 FETCH_DEPTH = 200  # commits of the base branch fetched into a shallow clone
 
@@ -67,7 +79,8 @@ def read_manifest(
 
 
 def preview_baseline(deployment: Deployment, content_dir: Path) -> Baseline:
-    """The base a preview is compared with; never raises: failures become notes."""
+    """The base a preview is compared with; never raises: failures become notes, and an
+    unusable base gives a preview whose changes page says why."""
     if deployment.compare_with is not None:
         try:
             manifest, label = read_manifest(
@@ -76,8 +89,8 @@ def preview_baseline(deployment: Deployment, content_dir: Path) -> Baseline:
                 content_path=_content_path(content_dir),
                 base_url=deployment.base_url,
             )
-        except BaseError as error:
-            return Baseline(deployment.compare_with, None, (str(error),))
+        except Exception as error:  # any base that cannot be used: the preview says why
+            return Baseline(deployment.compare_with, None, (_reason(error),))
         return Baseline(label, manifest)
     notes: list[str] = []
     try:
@@ -86,8 +99,8 @@ def preview_baseline(deployment: Deployment, content_dir: Path) -> Baseline:
         relative = content_dir.resolve().relative_to(root).as_posix()
         manifest = manifest_at_commit(root, commit, relative, deployment.base_url)
         return Baseline(f"{deployment.base_branch} at {commit[:7]} ({how})", manifest)
-    except (BaseError, ValueError) as error:
-        notes.append(f"git: {error}")
+    except Exception as error:  # as above
+        notes.append(f"git: {_reason(error)}")
     try:
         _, base = parse_base_url(deployment.base_url)
     except UrlError as error:
@@ -96,9 +109,16 @@ def preview_baseline(deployment: Deployment, content_dir: Path) -> Baseline:
     url = base + "manifest.json"
     try:
         return Baseline(f"the production site ({url})", fetch_manifest(url), tuple(notes))
-    except BaseError as error:
-        notes.append(f"production manifest: {error}")
+    except Exception as error:  # as above
+        notes.append(f"production manifest: {_reason(error)}")
     return Baseline("nothing", None, tuple(notes))
+
+
+def _reason(error: Exception) -> str:
+    """A failure as a note: a BaseError says it all; anything else is named by its type."""
+    if isinstance(error, BaseError | ValueError) and not isinstance(error, UnicodeError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
 
 
 # --- git ----------------------------------------------------------------------------------------
@@ -224,30 +244,88 @@ def _manifest_file(path: Path) -> Manifest:
         data = path.read_bytes()
     except OSError as error:
         raise BaseError(f"{path}: {error.strerror or error}") from error
-    return _parse(data, str(path))
+    return parse_manifest_bytes(data, str(path))
 
 
 def fetch_manifest(url: str) -> Manifest:
-    """A published manifest: https (or http on this machine only), at most 64 MiB."""
-    parts = urlsplit(url)
-    if parts.scheme == "http" and not _loopback(parts.hostname):
-        raise BaseError(f"{url}: only https, or http to this machine")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BaseError(f"{url}: not an http(s) URL")
+    """A published manifest: https (or http on this machine only), at most 64 MiB, within
+    FETCH_TIMEOUT_S in all. A redirect is followed only to where the first URL could be
+    fetched: from https to https, from this machine to this machine."""
+    rule = _fetch_rule(url)
+    deadline = time.monotonic() + FETCH_TIMEOUT_S
+    opener = urllib.request.build_opener(_Redirects(rule))
     request = urllib.request.Request(
         url, headers={"Accept": "application/json", "User-Agent": "sitegen"}
     )
     try:
-        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
-            data = response.read(MAX_MANIFEST_BYTES + 1)
+        with opener.open(request, timeout=FETCH_TIMEOUT_S) as response:
+            data = _read_within(response, url, deadline)
     except urllib.error.HTTPError as error:
         raise BaseError(f"{url}: HTTP {error.code}") from error
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         raise BaseError(f"{url}: {reason}") from error
-    if len(data) > MAX_MANIFEST_BYTES:
-        raise BaseError(f"{url}: larger than {MAX_MANIFEST_BYTES // 2**20} MiB")
-    return _parse(data, url)
+    return parse_manifest_bytes(data, url)
+
+
+_LOOPBACK = "this machine"
+_HTTPS = "https"
+
+
+def _fetch_rule(url: str) -> str:
+    """Why `url` may be fetched: it is https, or it is on this machine; BaseError if neither."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BaseError(f"{url}: not an http(s) URL")
+    if _loopback(parts.hostname):
+        return _LOOPBACK
+    if parts.scheme != "https":
+        raise BaseError(f"{url}: only https, or http to this machine")
+    return _HTTPS
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Redirects within the rule the first URL was fetched under, at most MAX_REDIRECTS."""
+
+    max_redirections = MAX_REDIRECTS
+
+    def __init__(self, rule: str) -> None:
+        super().__init__()
+        self.rule = rule
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        parts = urlsplit(newurl)
+        allowed = parts.scheme in ("http", "https") and bool(parts.hostname)
+        if allowed and self.rule == _LOOPBACK:
+            allowed = _loopback(parts.hostname)
+        elif allowed:
+            allowed = parts.scheme == "https"
+        if not allowed:
+            fp.close()  # the redirect's own response: read no further
+            raise BaseError(
+                f"{req.full_url}: redirected to {newurl[:200]!r}, which is not "
+                + ("on this machine" if self.rule == _LOOPBACK else "https")
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _read_within(response: IO[bytes], url: str, deadline: float) -> bytes:
+    data = bytearray()
+    while chunk := response.read(READ_CHUNK):
+        data += chunk
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise BaseError(f"{url}: larger than {MAX_MANIFEST_BYTES // 2**20} MiB")
+        if time.monotonic() > deadline:
+            raise BaseError(f"{url}: took longer than {FETCH_TIMEOUT_S} s")
+    return bytes(data)
 
 
 def _loopback(host: str | None) -> bool:
@@ -259,14 +337,21 @@ def _loopback(host: str | None) -> bool:
         return False
 
 
-def _parse(data: bytes, where: str) -> Manifest:
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not JSON")
-
+def parse_manifest_bytes(data: bytes, where: str) -> Manifest:
+    """A manifest's bytes, read as strictly as content; BaseError naming what is wrong."""
     try:
-        document = json.loads(data.decode("utf-8"), parse_constant=refuse)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise BaseError(f"{where}: not a JSON manifest: {error}") from error
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BaseError(f"{where}: not a JSON manifest: not UTF-8 at byte {error.start}") from None
+    try:
+        document, problems = parse_json(text, MANIFEST_LIMITS)
+    except json.JSONDecodeError as error:
+        message = f"{error.lineno}:{error.colno}: {error.msg}"
+        raise BaseError(f"{where}: not a JSON manifest: {message}") from None
+    if problems:
+        path, message = problems[0]
+        more = f" (and {len(problems) - 1:,} more)" if len(problems) > 1 else ""
+        raise BaseError(f"{where}: not a manifest sitegen reads: {path}: {message}{more}")
     try:
         return parse_manifest(document)
     except ManifestError as error:

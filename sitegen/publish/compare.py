@@ -12,10 +12,12 @@ form the last group. `changes_document` is the JSON (the changes page's twin and
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 from sitegen.publish.manifest import Entry, KernelInfo, Manifest, entry_document
 from sitegen.site.format import KIND_WORDS, Numbers
@@ -205,6 +207,8 @@ def _run_change(base: Entry, head: Entry) -> RunChange:
         return RunChange(base, head, before, after, None, None, "", "")
     delta = now.value - was.value
     ratio = delta / was.value if was.value else None
+    if not math.isfinite(delta) or (ratio is not None and not math.isfinite(ratio)):
+        return RunChange(base, head, before, after, None, None, "", "")  # beyond a double
     numbers = Numbers(was.metric or "", was.unit)
     sign = "+" if delta > 0 else "−" if delta < 0 else "±"
     change = f"{sign}{numbers.one(abs(delta))} {numbers.unit}"
@@ -302,20 +306,33 @@ def changes_document(changes: Changes) -> dict[str, Any]:
 # --- Markdown -----------------------------------------------------------------------------------
 
 # Content comes from pull requests: every text is escaped before it reaches a comment.
-# Only what can start markup inside a table cell: the texts never begin a line.
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~!&#$])")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+# Only what can start markup inside a table cell: the texts never begin a line. `:` and the
+# dot of `www.` too, or GitHub makes a link of a URL in the text (its autolinks).
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~!&#$:])|(?<=www)(\.)", re.IGNORECASE)
+# Controls and line breaks would end the cell; bidirectional controls reorder what is shown.
+_CONTROL = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+"
+)
+# What a link's destination may hold as it is: the rest is percent-encoded, so that no URL can
+# close the link and open markup of its own.
+_URL_SAFE = ":/?#=&%+~@!$,;*'"
 
 
 def md(text: str) -> str:
-    """Plain text safe in a Markdown table cell: punctuation escaped, no mentions, one line."""
+    """Plain text safe in a Markdown table cell: punctuation escaped, no mentions, no links,
+    one line, no bidirectional controls."""
     flat = _CONTROL.sub(" ", text)
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", flat).replace("@", "@\u200b")
+    return _MARKDOWN_PUNCTUATION.sub(_escaped, flat).replace("@", "@\u200b")
 
 
-def _link(text: str, url: str) -> str:
-    # URLs are site + path, and paths are checked when a manifest is read (manifest.py).
-    return f"[{md(text)}]({url})"
+def _escaped(match: re.Match[str]) -> str:
+    return "\\" + match.group()
+
+
+def md_link(text: str, url: str) -> str:
+    # URLs are site + path, both checked when a manifest is read (manifest.py); `--head-url`
+    # is the caller's. Encoded anyway: a destination is markup.
+    return f"[{md(text)}]({quote(url, safe=_URL_SAFE)})"
 
 
 def summary_line(changes: Changes) -> str:
@@ -361,7 +378,7 @@ def format_markdown(changes: Changes, head_url: str | None = None) -> str:
             lines.append("### Protocols, GPUs and projects")
         else:
             site = head_site if group.kernel_in_head else changes.base.site
-            lines.append(f"### {_link(group.kernel.title, site + group.kernel.path)}")
+            lines.append(f"### {md_link(group.kernel.title, site + group.kernel.path)}")
         if group.moved:
             lines += _run_changes("Medians moved", group.moved, changes, head_site, True)
         if group.replaced:
@@ -391,8 +408,8 @@ def _run_changes(
         run = change.head.run
         assert run is not None
         cells = [
-            _link(change.head.title, head_site + change.head.path)
-            + f" ([was]({changes.base.url(change.base.path)}))",
+            md_link(change.head.title, head_site + change.head.path)
+            + f" ({md_link('was', changes.base.url(change.base.path))})",
             md(run.pass_name),
             md(run.gpu),
             md(run.implementation),
@@ -409,7 +426,7 @@ def _run_changes(
 
 
 def _entry_line(entry: Entry, site: str) -> str:
-    text = f"- {KIND_WORDS[entry.kind]} {_link(entry.title, site + entry.path)}"
+    text = f"- {KIND_WORDS[entry.kind]} {md_link(entry.title, site + entry.path)}"
     if entry.run is not None:
         text += f": {md(run_facts(entry))} · {md(value_text(entry))}"
     return text

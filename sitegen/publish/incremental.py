@@ -10,11 +10,19 @@ The state remembers, from the last build:
   not a run, every non-run URL) and of the runs the page shows (site/plan.py). A page whose key
   is unchanged is neither planned nor rendered; a file whose bytes are unchanged is not written.
 
-The output is byte for byte what a cold build writes (tests/publish/test_incremental.py). The
-state is plain JSON, parsed and checked field by field: a state that does not match this code's
-format is discarded and the build is a full one. `serve` holds it in memory; `build
---incremental` keeps it in a folder beside the output, deleted before the output is touched and
-written after, so a build killed in between leaves none and the next build is a full one.
+The output is byte for byte what a cold build writes (tests/publish/test_incremental.py).
+
+The state says which files are already valid and which outputs need no writing, so it is
+trusted only where this user's own build wrote it. `serve` holds it in memory. `build
+--incremental` keeps it in the user's cache folder (user_cache.py), never in the checkout, one
+file per output folder (named by a hash of its path): JSON after a line with its HMAC-SHA256
+under a key kept 0600 in the same folder. Before use it is verified: the signature, then this
+code's format and version, the output and content folders it was written for, and field by
+field; anything else is discarded and the build is a full one. It also records every file of
+the output as the build left it (size, times, inode); an output that is not exactly that any
+more (a file changed, added or linked since) is rebuilt whole, never patched. The state is
+deleted before the output is touched and written after, so a build killed in between leaves
+none and the next build is a full one.
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import hmac
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,10 +47,11 @@ from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
 from sitegen.render.render import Output
 from sitegen.site.records import LazyPage, Page
 from sitegen.site.urls import SiteUrls, json_twin, output_path
+from sitegen.user_cache import private_folder, state_key, user_cache_dir
 
-CACHE_INFIX = ".sitegen-cache"
-STATE = "state.json"
-FORMAT = 3
+STATE_FOLDER = "builds"  # in the user's cache folder
+STATE_HEADER = b"sitegen incremental state\n"  # then the HMAC's hex and a newline, then JSON
+FORMAT = 4
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None, sha256 of bytes)
@@ -67,44 +78,122 @@ class State:
 
     outputs: Outputs = field(default_factory=dict)
     loads: LoadCache = field(default_factory=dict)
+    # Every file of the output as the build left it (`build --incremental` only): path → stat.
+    tree: dict[str, StatKey] = field(default_factory=dict)
 
 
-def cache_dir(out_dir: Path) -> Path:
-    target = out_dir.resolve()
-    return target.parent / f".{target.name}{CACHE_INFIX}"
+def state_path(out_dir: Path) -> Path | None:
+    """Where the state of builds into `out_dir` is kept; None without a cache folder."""
+    folder = user_cache_dir()
+    if folder is None:
+        return None
+    name = hashlib.sha256(str(out_dir.resolve()).encode()).hexdigest()[:32]
+    return folder / STATE_FOLDER / f"{name}.json"
 
 
-def read_state(out_dir: Path) -> State | None:
-    """The last build's state, or None (none, unreadable, another format or code)."""
+def read_state(out_dir: Path, content_dir: Path) -> State | None:
+    """The last build's state, or None: none, unreadable, not signed with this user's key, or
+    written by other code, for another output or content folder."""
+    path = state_path(out_dir)
+    key = state_key()
+    if path is None or key is None:
+        return None
     try:
-        data = (cache_dir(out_dir) / STATE).read_bytes()
-        return state_from_json(orjson.loads(data))
-    except (OSError, orjson.JSONDecodeError, ValueError, TypeError, KeyError, IndexError):
+        data = path.read_bytes()
+    except OSError:
+        return None
+    header, _, rest = data.partition(b"\n")
+    signature, _, body = rest.partition(b"\n")
+    if header + b"\n" != STATE_HEADER or not hmac.compare_digest(signature, _sign(key, body)):
+        return None
+    try:
+        return state_from_json(orjson.loads(body), _folders(out_dir, content_dir))
+    except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, IndexError):
         return None
 
 
 def forget_state(out_dir: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        (cache_dir(out_dir) / STATE).unlink()
+    path = state_path(out_dir)
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
-def write_state(out_dir: Path, state: State) -> None:
-    folder = cache_dir(out_dir)
-    folder.mkdir(exist_ok=True)
-    temporary = folder / f"{STATE}.{os.getpid()}"
-    temporary.write_bytes(orjson.dumps(state_to_json(state)))
-    os.replace(temporary, folder / STATE)
+def write_state(out_dir: Path, content_dir: Path, state: State) -> str | None:
+    """Keep the state for the next build; what went wrong, if it could not be kept (the site
+    is written either way: the next build is a full one)."""
+    path = state_path(out_dir)
+    key = state_key()
+    folder = private_folder(path.parent) if path is not None else None
+    if path is None or key is None or folder is None:
+        return "no private cache folder to keep the incremental state in: the next build is full"
+    body = orjson.dumps(state_to_json(state, _folders(out_dir, content_dir)))
+    temporary = folder / f".{path.name}.{os.getpid()}"
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        descriptor = os.open(temporary, flags, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(STATE_HEADER + _sign(key, body) + b"\n" + body)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        return f"the incremental state could not be kept ({error.strerror}): the next build is full"
+    return None
 
 
-def state_to_json(state: State) -> dict[str, Any]:
+def _sign(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+
+
+def _folders(out_dir: Path, content_dir: Path) -> list[str]:
+    return [str(out_dir.resolve()), str(content_dir.resolve())]
+
+
+def output_tree(root: Path) -> dict[str, StatKey] | None:
+    """Every entry of an output folder (files, links, anything but folders) by path, with its
+    type, size, times and inode: what an incremental build finds again before it patches.
+    None if the folder cannot be read."""
+    try:
+        return _tree(root)
+    except OSError:
+        return None
+
+
+def _tree(root: Path) -> dict[str, StatKey]:
+    found: dict[str, StatKey] = {}
+    stack = [(str(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                relative = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, relative + "/"))
+                else:
+                    info = entry.stat(follow_symlinks=False)
+                    kind = stat.S_IFMT(info.st_mode)
+                    found[relative] = (
+                        kind,
+                        info.st_size,
+                        info.st_mtime_ns,
+                        info.st_ctime_ns,
+                        info.st_ino,
+                    )
+    return found
+
+
+def state_to_json(state: State, folders: list[str]) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "code": code_version(),
+        "folders": folders,
         "outputs": {path: list(item) for path, item in state.outputs.items()},
         "loads": {
             shown: [list(key), [_packed_json(item) for item in packed], [list(p) for p in found]]
             for shown, (key, packed, found) in state.loads.items()
         },
+        "tree": {path: list(key) for path, key in state.tree.items()},
     }
 
 
@@ -113,11 +202,12 @@ def _packed_json(item: tuple[Any, ...]) -> list[Any]:
     return [*head, raw.decode(), metadata_digest]
 
 
-def state_from_json(document: Any) -> State | None:
-    """The state a document holds, checked field by field; None when it is not this code's."""
+def state_from_json(document: Any, folders: list[str]) -> State | None:
+    """The state a document holds, checked field by field; None when it is not this code's,
+    or was written for other folders."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         return None
-    if document.get("code") != code_version():
+    if document.get("code") != code_version() or document.get("folders") != folders:
         return None
     outputs: Outputs = {}
     for path, (key, sha) in _mapping(document["outputs"]).items():
@@ -125,7 +215,8 @@ def state_from_json(document: Any) -> State | None:
     loads: LoadCache = {}
     for shown, (key, packed, found) in _mapping(document["loads"]).items():
         loads[_text(shown)] = (_stat(key), _packed(packed), [_problem(p) for p in _list(found)])
-    return State(outputs, loads)
+    tree = {_text(path): _stat(key) for path, key in _mapping(document["tree"]).items()}
+    return State(outputs, loads, tree)
 
 
 def _packed(value: Any) -> Packed:

@@ -5,7 +5,10 @@ Every build publishes one. Two manifests alone are enough to say what changed be
 kernel, and for a run the facts a reviewer reads (pass, GPU, implementation, shape) with its
 headline value and its identity key. Entries are sorted by digest, kernels by key.
 
-A manifest read back (from a file or a URL) is untrusted: `parse_manifest` checks every field.
+A manifest read back (from a file or a URL) is untrusted: `parse_manifest` checks every field,
+with content's value rules where a field holds content's text or values (model/values.py): no
+control or bidirectional character in a text, no negative or out-of-range value, a site URL of
+plain characters only (it is written into links, Markdown included).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sitegen.content.loaded import LoadedResource
 from sitegen.content.run_summary import Shape
 from sitegen.model.digest import DIGEST_PATTERN, canonical_json
 from sitegen.model.resources import KINDS
+from sitegen.model.values import check_line, check_measured
 from sitegen.publish.deploy import Deployment
 from sitegen.site.format import environment_label, title_of
 from sitegen.site.urls import SiteUrls
@@ -33,6 +37,9 @@ MAX_TEXT = 400  # titles ≤ 200 and labels are shorter; anything longer is not 
 # Site paths are made by urls.py from names, kebabs and hex: nothing else may come back in.
 _SITE_PATH = re.compile(r"^(?:[a-z0-9][a-z0-9._-]*/)*(?:[a-z0-9][a-z0-9._-]*)?$")
 _KERNEL_KEY = re.compile(r"^(?:sha256:[0-9a-f]{64}|kernel:.{1,200})$", re.DOTALL)
+# What a published site's URL is made of: a host, a port, a path of unreserved characters.
+# Nothing that could end a Markdown link or an HTML attribute, or start another.
+_SITE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?/(?:[A-Za-z0-9._~%-]+/)*")
 
 
 class ManifestError(ValueError):
@@ -246,6 +253,8 @@ def parse_manifest(document: Any) -> Manifest:
     parts = urlsplit(site)
     if parts.scheme not in ("http", "https") or not parts.hostname or not site.endswith("/"):
         raise ManifestError(f"site: not an http(s) URL ending in '/': {site!r}")
+    if not _SITE_URL.fullmatch(site):
+        raise ManifestError(f"site: a URL of other characters than a site's: {site!r}")
     deploy = _object(
         top.get("deploy", {}), "deploy", {"context", "commit", "branch", "reviewId", "url"}
     )
@@ -321,6 +330,11 @@ def _run(item: Any, where: str) -> RunInfo:
         isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
     ):
         raise ManifestError(f"{where}.value: not a finite number: {value!r}")
+    if value is not None:
+        try:
+            check_measured(value)
+        except ValueError as error:
+            raise ManifestError(f"{where}.value: {error}") from None
 
     def optional(key: str) -> str | None:
         return None if value is None else _text(run.get(key), f"{where}.{key}")
@@ -358,7 +372,10 @@ def _list(value: Any, where: str) -> list[Any]:
 def _text(value: Any, where: str) -> str:
     if not isinstance(value, str) or len(value) > MAX_TEXT:
         raise ManifestError(f"{where}: expected a string of at most {MAX_TEXT} characters")
-    return value
+    try:
+        return check_line(value)
+    except ValueError as error:
+        raise ManifestError(f"{where}: {error}") from None
 
 
 def _digest(value: Any, where: str) -> str:

@@ -60,6 +60,9 @@ class SearchIndex(NamedTuple):
 class SearchError(Exception):
     """Pagefind is installed but could not index the site."""
 
+    def __str__(self) -> str:
+        return f"search index: {self.args[0]}; hint: --no-search builds the site without it"
+
 
 def pagefind_binary() -> Path | None:
     """The binary of the installed `pagefind-bin` wheel; None when it is not installed."""

@@ -1,19 +1,35 @@
-"""The only module that touches the output directory.
+"""The only module that touches the output directory (and the importer's content tree).
 
-Everything is rendered in memory first; here it is written into a staging directory beside the
-output (same file system), then swapped in: the old output is renamed aside, the new one renamed
-into place, the old one removed. A build that fails or is killed before the swap leaves the
-previous site as it was, and pages of deleted resources disappear with the old tree.
+Files are written into a staging directory beside the output (same file system), then swapped
+in: the old output is renamed aside, the new one renamed into place, the old one removed. A
+build that fails or is killed before the swap leaves the previous site as it was, and pages of
+deleted resources disappear with the old tree. The caller holds the output's lock
+(publish/lock.py), so the staging and old trees beside it are its own, or leftovers of a killed
+command, which are removed.
+
+A folder is only ever replaced when it is absent, empty or one the same command wrote (its
+`Owner`'s marker file is in it), and never when it is the file system root, the home or the
+current directory, holds a project or is related to the content. Every path written or
+deleted stays inside the tree: `..`, absolute paths and symbolic links inside an existing
+output are refused, never followed. An OSError while writing is a WriteError naming the path.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
+
+from sitegen import process
+from sitegen.publish.errors import OutputError, WriteError
+from sitegen.publish.lock import locked
+
+__all__ = ["MARKER", "InterruptedAfterSwap", "OutputError", "WriteError"]
 
 MARKER = ".sitegen-output"
 MARKER_TEXT = b"This directory is written by `sitegen build` and replaced whole on every build.\n"
@@ -21,16 +37,39 @@ STAGING_INFIX = ".staging-"
 OLD_INFIX = ".old-"
 
 
+class Owner(NamedTuple):
+    """A kind of folder a command replaces whole, and the file that says a folder is one."""
+
+    what: str  # as a refusal names it: "a previous sitegen output"
+    marker: str  # the file or folder every such folder holds, relative to it
+    marker_text: bytes | None  # written into each staging tree first; None: the caller writes it
+    missing: str  # as a refusal says it is missing: "no .sitegen-output file"
+
+    def marks(self, folder: Path) -> bool:
+        """Whether `folder` holds the marker: a real file or folder, never a link."""
+        try:
+            mode = os.lstat(folder / self.marker).st_mode
+        except OSError:
+            return False
+        return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
+SITE_OUTPUT = Owner("a previous sitegen output", MARKER, MARKER_TEXT, f"no {MARKER} file")
+
+
+class InterruptedAfterSwap(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM once the new output was in place: only the removal of the old one was
+    cut short (the next build removes what is left of it)."""
+
+
 # A file's bytes: the big ones (manifest, export) are made in a bytearray and written uncopied.
 Data = bytes | bytearray
 Writer = Callable[[str, Data], None]
 
 
-class OutputError(Exception):
-    """The output path is one we refuse to write to."""
-
-
-def check_output_dir(out_dir: Path, content_dir: Path | None = None) -> Path:
+def check_output_dir(
+    out_dir: Path, content_dir: Path | None = None, owner: Owner = SITE_OUTPUT
+) -> Path:
     """The resolved output directory, or OutputError if replacing it could destroy something."""
     if out_dir.is_symlink():
         raise OutputError(f"refusing to write to {out_dir}: it is a symbolic link")
@@ -38,6 +77,9 @@ def check_output_dir(out_dir: Path, content_dir: Path | None = None) -> Path:
     home = Path.home().resolve()
     if target == Path(target.anchor) or target == home:
         raise OutputError(f"refusing to write to {target}: the file system root or home directory")
+    here = Path.cwd().resolve()
+    if target == here or target in here.parents:
+        raise OutputError(f"refusing to write to {target}: it is or holds the current directory")
     if content_dir is not None:
         content = content_dir.resolve()
         if target == content or target in content.parents or content in target.parents:
@@ -52,10 +94,10 @@ def check_output_dir(out_dir: Path, content_dir: Path | None = None) -> Path:
     if target.exists():
         if not target.is_dir():
             raise OutputError(f"refusing to write to {target}: it exists and is not a directory")
-        if any(target.iterdir()) and not (target / MARKER).is_file():
+        if any(target.iterdir()) and not owner.marks(target):
             raise OutputError(
-                f"refusing to write to {target}: a non-empty directory that is not a previous "
-                f"sitegen output (no {MARKER} file)"
+                f"refusing to write to {target}: a non-empty directory that is not "
+                f"{owner.what} ({owner.missing})"
             )
     if not target.parent.is_dir():
         raise OutputError(f"refusing to write to {target}: its parent directory does not exist")
@@ -69,30 +111,42 @@ class Staging:
     and a file is created exclusively, so no two writers can silently share one path.
     """
 
-    def __init__(self, target: Path, write_file: Writer | None = None):
+    def __init__(
+        self, target: Path, write_file: Writer | None = None, owner: Owner = SITE_OUTPUT
+    ) -> None:
         self.target = target
-        self.root = Path(
-            tempfile.mkdtemp(prefix=f".{target.name}{STAGING_INFIX}", dir=target.parent)
-        )
+        try:
+            made = tempfile.mkdtemp(prefix=f".{target.name}{STAGING_INFIX}", dir=target.parent)
+        except OSError as error:
+            raise WriteError.of(error, target.parent) from None
+        self.root = Path(made)
         # Paths are joined as strings: pathlib's parsing was a third of writing a page.
         self._prefix = f"{self.root}/"
         self._writer = write_file or _write_file
         self._made: set[str] = {""}
         # The marker goes first so a staging tree left by a killed build is recognisably ours.
-        _write_file(self._prefix + MARKER, MARKER_TEXT)
+        if owner.marker_text is not None:
+            try:
+                self.write(owner.marker, owner.marker_text)
+            except BaseException:  # a disk full from the first byte: leave no empty tree behind
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise
 
     def write(self, path: str, data: Data) -> None:
         _check_relative(path)
         folder = path.rpartition("/")[0]
-        if folder not in self._made:
-            try:
-                os.mkdir(self._prefix + folder)  # one call: the parent mostly exists
-            except FileExistsError:
-                pass
-            except FileNotFoundError:
-                os.makedirs(self._prefix + folder, exist_ok=True)
-            self._made.add(folder)
-        self._writer(self._prefix + path, data)
+        try:
+            if folder not in self._made:
+                try:
+                    os.mkdir(self._prefix + folder)  # one call: the parent mostly exists
+                except FileExistsError:
+                    pass
+                except FileNotFoundError:
+                    os.makedirs(self._prefix + folder, exist_ok=True)
+                self._made.add(folder)
+            self._writer(self._prefix + path, data)
+        except OSError as error:
+            raise WriteError.of(error, self.target / path) from None
 
 
 @contextmanager
@@ -100,11 +154,13 @@ def staged(
     out_dir: Path,
     content_dir: Path | None = None,
     write_file: Writer | None = None,
+    owner: Owner = SITE_OUTPUT,
 ) -> Iterator[Staging]:
-    """A staging tree for `out_dir`, swapped in when the block ends, deleted if it raises."""
-    target = check_output_dir(out_dir, content_dir)
-    _remove_leftovers(target)
-    staging = Staging(target, write_file)
+    """A staging tree for `out_dir`, swapped in when the block ends, deleted if it raises (or
+    the process is interrupted). The caller holds the output's lock (`locked`)."""
+    target = check_output_dir(out_dir, content_dir, owner)
+    _remove_leftovers(target, owner)
+    staging = Staging(target, write_file, owner)
     try:
         yield staging
         os.chmod(staging.root, 0o755)  # mkdtemp makes it 0700; a published site is world-readable
@@ -132,10 +188,26 @@ class Patch:
 
     def apply(self) -> list[str]:
         """Move each staged file over its old self (rename(2): every file is whole at every
-        moment), delete the outputs that are gone, prune emptied folders; the changed paths."""
+        moment), delete the outputs that are gone, prune emptied folders; the changed paths.
+
+        The previous output is not trusted to be as it was written: a folder on the way that
+        is a symbolic link (or not a folder) is refused, never followed, and so is a file
+        that is not a regular one. An interrupt waits until all of it is done: the site is the
+        old one or the new."""
+        applied: list[str] | None = None
+        try:
+            with process.interrupts_deferred():
+                applied = self._apply()
+        except KeyboardInterrupt:
+            if applied is not None:
+                raise InterruptedAfterSwap from None
+            raise
+        self.changed = applied
+        return applied
+
+    def _apply(self) -> list[str]:
         root = self.staging.root
         moved = []
-        made: set[Path] = set()
         stack = [root]
         while stack:
             with os.scandir(stack.pop()) as entries:
@@ -144,36 +216,84 @@ class Patch:
                         stack.append(Path(entry.path))
                     elif entry.name != MARKER or Path(entry.path).parent != root:
                         moved.append(Path(entry.path).relative_to(root).as_posix())
-        for path in sorted(moved):
-            destination = self.target / path
-            if destination.parent not in made:
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                made.add(destination.parent)
-            os.replace(root / path, destination)
-        for path in sorted(self.deleted):
-            try:
-                (self.target / path).unlink()
-            except FileNotFoundError:
-                continue
-            folder = (self.target / path).parent
-            while folder != self.target:
-                try:  # fails when not empty: `runs/` holds a folder per run, not worth listing
-                    folder.rmdir()
-                except OSError:
-                    break
-                folder = folder.parent
-        self.changed = sorted(moved) + sorted(self.deleted)
-        return self.changed
+        inside = _Inside(self.target)
+        try:
+            for path in sorted(moved):
+                inside.folder(path.rpartition("/")[0], make=True)
+                inside.replaceable(path)
+                os.replace(root / path, self.target / path)
+            for path in sorted(self.deleted):
+                folder = path.rpartition("/")[0]
+                if not inside.folder(folder, make=False) or not inside.replaceable(path):
+                    continue
+                try:
+                    (self.target / path).unlink()
+                except FileNotFoundError:
+                    continue
+                while folder:
+                    try:  # fails when not empty: `runs/` holds a folder per run, not worth listing
+                        (self.target / folder).rmdir()
+                    except OSError:
+                        break
+                    folder = folder.rpartition("/")[0]
+        except OSError as error:
+            raise WriteError.of(error, self.target) from None
+        return sorted(moved) + sorted(self.deleted)
+
+
+class _Inside:
+    """Folders and files of an existing tree, each checked once: real folders all the way."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._checked: set[str] = {""}
+
+    def folder(self, relative: str, make: bool) -> bool:
+        """Whether `relative` is a real folder inside the root (made if `make`); OutputError
+        if one of its parts is a link or a file."""
+        if relative in self._checked:
+            return True
+        parent = relative.rpartition("/")[0]
+        if not self.folder(parent, make):
+            return False
+        path = self.root / relative
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            if not make:
+                return False
+            os.mkdir(path)
+            mode = os.lstat(path).st_mode
+        if not stat.S_ISDIR(mode):
+            raise OutputError(
+                f"refusing to write into {path}: it is not a folder sitegen made "
+                "(a symbolic link or a file), so it could lead outside the output"
+            )
+        self._checked.add(relative)
+        return True
+
+    def replaceable(self, relative: str) -> bool:
+        """Whether a file is there to replace or delete; OutputError if it is not a regular
+        file (a link is never written through)."""
+        path = self.root / relative
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISREG(mode):
+            raise OutputError(f"refusing to replace {path}: it is not a regular file")
+        return True
 
 
 @contextmanager
 def patched(out_dir: Path, content_dir: Path | None = None) -> Iterator[Patch]:
     """Change a previous output in place: the changed files are staged and moved in when the
-    block ends; nothing is touched if it raises (the content or a template was wrong)."""
+    block ends; nothing is touched if it raises (the content or a template was wrong). The
+    caller holds the output's lock."""
     target = check_output_dir(out_dir, content_dir)
     if not (target / MARKER).is_file():
         raise OutputError(f"refusing to patch {target}: not a previous sitegen output")
-    _remove_leftovers(target)
+    _remove_leftovers(target, SITE_OUTPUT)
     patch = Patch(target)
     try:
         yield patch
@@ -186,7 +306,8 @@ def patched(out_dir: Path, content_dir: Path | None = None) -> Iterator[Patch]:
 def staged_folder(out_dir: Path, name: str) -> Iterator[Path]:
     """A new `out_dir/<name>` (the search index) made in a staging tree beside a previous
     output: the block fills the folder yielded (or leaves it absent), which then replaces the
-    old one whole (or the old one is removed). Nothing changes if the block raises."""
+    old one whole (or the old one is removed). Nothing changes if the block raises. The caller
+    holds the output's lock."""
     target = check_output_dir(out_dir)
     if not (target / MARKER).is_file():
         raise OutputError(f"refusing to patch {target}: not a previous sitegen output")
@@ -195,25 +316,33 @@ def staged_folder(out_dir: Path, name: str) -> Iterator[Path]:
     try:
         new, old = staging.root / name, target / name
         yield new
-        if old.exists():
-            os.rename(old, staging.root / f"old-{name}")  # removed with the staging tree
-        if new.exists():
-            os.chmod(new, 0o755)
-            os.rename(new, old)
+        try:
+            with process.interrupts_deferred():
+                if os.path.lexists(old):  # removed with the staging tree, never followed
+                    os.rename(old, staging.root / f"old-{name}")
+                if new.exists():
+                    os.chmod(new, 0o755)
+                    os.rename(new, old)
+        except OSError as error:
+            raise WriteError.of(error, old) from None
     finally:
         shutil.rmtree(staging.root, ignore_errors=True)
 
 
 def write_site(
-    files: Mapping[str, bytes],
+    files: Mapping[str, Data],
     out_dir: Path,
     content_dir: Path | None = None,
     write_file: Writer | None = None,
+    owner: Owner = SITE_OUTPUT,
+    wait: bool = False,
 ) -> Path:
-    """Write `files` (site path → bytes) as all of `out_dir`, swapped in atomically."""
+    """Write `files` (path → bytes, in order) as all of `out_dir`, swapped in atomically,
+    holding its lock."""
     for path in files:
         _check_relative(path)
-    with staged(out_dir, content_dir, write_file) as staging:
+    target = check_output_dir(out_dir, content_dir, owner)
+    with locked(target, wait), staged(out_dir, content_dir, write_file, owner) as staging:
         for path, data in files.items():
             staging.write(path, data)
     return staging.target
@@ -224,6 +353,9 @@ def _write_file(path: str, data: Data) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         _write_all(descriptor, data)
+    except OSError as error:
+        error.filename = path  # a full disk is told by a write to a descriptor, which names none
+        raise
     finally:
         os.close(descriptor)
 
@@ -241,28 +373,45 @@ def _check_relative(path: str) -> None:
 
 
 def _swap(staging: Path, target: Path) -> None:
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}{OLD_INFIX}", dir=target.parent))
-        os.rename(target, old)  # onto the empty directory mkdtemp made: atomic on POSIX
+    """The staging tree renamed into place, the old output aside and then removed. An interrupt
+    waits for the renames; one during the removal is InterruptedAfterSwap."""
+    swapped = False
     try:
-        os.rename(staging, target)
-    except BaseException:
+        with process.interrupts_deferred():
+            old = None
+            if target.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{target.name}{OLD_INFIX}", dir=target.parent))
+                os.rename(target, old)  # onto the empty directory mkdtemp made: atomic on POSIX
+            try:
+                os.rename(staging, target)
+            except BaseException:
+                if old is not None:
+                    os.rename(old, target)  # put the previous site back
+                raise
+            swapped = True
         if old is not None:
-            os.rename(old, target)  # put the previous site back
+            shutil.rmtree(old, ignore_errors=True)
+    except KeyboardInterrupt:
+        if swapped:
+            raise InterruptedAfterSwap from None
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    except OSError as error:
+        raise WriteError.of(error, target) from None
 
 
-def _remove_leftovers(target: Path) -> None:
-    """Staging and old trees of killed builds: only ours (marked or empty), beside the output."""
-    for sibling in target.parent.iterdir():
+def _remove_leftovers(target: Path, owner: Owner) -> None:
+    """Staging and old trees of killed commands beside the output: only ours (marked or
+    empty). The caller holds the lock, so none of them belongs to a command still running."""
+    try:
+        siblings = list(target.parent.iterdir())
+    except OSError as error:
+        raise WriteError.of(error, target.parent) from None
+    for sibling in siblings:
         name = sibling.name
         ours = name.startswith(f".{target.name}{STAGING_INFIX}") or name.startswith(
             f".{target.name}{OLD_INFIX}"
         )
         if not ours or sibling.is_symlink() or not sibling.is_dir():
             continue
-        if (sibling / MARKER).is_file() or not any(sibling.iterdir()):
+        if owner.marks(sibling) or not any(sibling.iterdir()):
             shutil.rmtree(sibling, ignore_errors=True)

@@ -32,9 +32,10 @@ from sitegen.render import lean_jinja
 from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.render.compact_json import compact_json
 from sitegen.render.errors import RenderError
+from sitegen.user_cache import user_cache_dir
 
 # Macros of _macros.html every template may call as globals (importing them cost each render).
-MACROS = ("link", "table", "run_table", "identity", "pager", "chart_figure")
+MACROS = ("link", "table", "run_table", "identity", "pager", "chart_figure", "frontier_figure")
 FACTS_CACHE = 4096  # distinct fact lists kept rendered: a protocol's block on each of its runs
 
 # Characters that could end a <script> block or a JS string early, as JSON escapes (replaced
@@ -122,13 +123,8 @@ class TemplateBytecode(FileSystemBytecodeCache):
 
 def template_cache_dir() -> Path | None:
     """Where compiled templates are kept; None where there is no cache folder to use."""
-    cache_home = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(cache_home):  # the XDG rule: unset, empty or relative is ignored
-        try:
-            cache_home = os.path.join(Path.home(), ".cache")
-        except RuntimeError:  # no home folder (no HOME, no passwd entry)
-            return None
-    return Path(cache_home, "sitegen", "templates")
+    folder = user_cache_dir()
+    return None if folder is None else folder / "templates"
 
 
 # What the compiled code depends on besides the template: the code generator and the libraries.

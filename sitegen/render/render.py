@@ -171,7 +171,7 @@ def _render_chunk(bounds: tuple[int, int]) -> None:
     for page in pages[start:end]:
         try:
             _render_page(page, templates, chrome, out)
-        except RenderError:
+        except (RenderError, OSError):  # a template's fault, or the output's file system's
             raise
         except Exception as error:  # the worker's exception may not pickle: send its words
             message = f"rendering {page.path or '/'}: {type(error).__name__}: {error}"
@@ -211,6 +211,7 @@ class _Chunks:
 def _worker(chunks: _Chunks, results: Any) -> None:
     """A forked worker: claim chunks until none is left; report each, or the first error."""
     assert _JOB is not None
+    process.worker_signals()  # Ctrl-C is the parent's; the parent's death is this one's
     out = _JOB[3]
     out.records()  # what the parent had noted before the fork is the parent's to keep
     try:
@@ -218,9 +219,26 @@ def _worker(chunks: _Chunks, results: Any) -> None:
             _render_chunk(bounds)
             results.put(("chunk", bounds[1] - bounds[0], out.records()))
     except BaseException as error:  # anything a worker meets is reported, then it stops
-        results.put(("error", str(error) if isinstance(error, RenderError) else repr(error), None))
+        results.put(("error", _failure(error), None))
     finally:
         results.put(("exit", 0, None))
+
+
+# A worker's failure as the parent raises it again: an OSError as itself (a full disk is the
+# output's problem, not a template's: its errno and path kept), anything else as a RenderError.
+Failure = tuple[int, str, str | None] | str
+
+
+def _failure(error: BaseException) -> Failure:
+    if isinstance(error, OSError) and error.errno is not None:
+        return (error.errno, error.strerror or "", error.filename)
+    return str(error) if isinstance(error, RenderError) else repr(error)
+
+
+def _raise(failure: Failure) -> None:
+    if isinstance(failure, tuple):
+        raise OSError(*failure)  # OSError(errno, …) is the errno's subclass, as raised
+    raise RenderError(failure)
 
 
 def _render_parallel(
@@ -247,7 +265,7 @@ def _render_parallel(
     _JOB = (pages, templates, chrome, out)
     helpers = [context.Process(target=_worker, args=(chunks, results)) for _ in range(workers - 1)]
     done = 0
-    failure: str | None = None
+    failure: Failure | None = None
     running = len(helpers)
 
     def take(message: tuple[str, Any, Any]) -> None:
@@ -267,8 +285,9 @@ def _render_parallel(
     # Everything the workers read already exists: frozen, copy-on-write pages stay shared.
     try:
         with process.frozen_for_fork():
-            for helper in helpers:
-                helper.start()
+            with process.forking_workers():
+                for helper in helpers:
+                    helper.start()
             try:
                 if first is not None:
                     first()
@@ -298,7 +317,7 @@ def _render_parallel(
     finally:
         _JOB = None
     if failure is not None:
-        raise RenderError(failure)
+        _raise(failure)
     dead = [h.exitcode for h in helpers if h.exitcode]
     if running or dead:
         raise RenderError(f"a render worker died (exit code {dead[0] if dead else 'unknown'})")

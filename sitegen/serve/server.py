@@ -1,26 +1,43 @@
-"""`sitegen serve`: build into a temporary directory, serve it on 127.0.0.1, rebuild on change.
+"""`sitegen serve`: build into a temporary directory, serve it, rebuild on change, and reload
+the browser after each rebuild.
 
 Every rebuild is the pipeline's incremental build (pipeline.py), with the last good build's
 state held in memory: only changed content is read again and only changed pages are rendered,
 and each changed file is renamed into place whole. A rebuild whose content has errors, or
-whose templates fail, changes nothing: the previous site keeps being served.
+whose templates fail, changes nothing: the previous site keeps being served, and its report
+is printed and shown in the browser.
+
+The files on disk are exactly what `sitegen build` writes. The server adds, to each HTML
+response only, a script of its own (`/__sitegen/live-reload.js`, same origin, which the pages'
+Content-Security-Policy allows) that listens to `/__sitegen/events` (server-sent events: the
+build served and the last failure) and reloads the page after each rebuild.
 """
 
 from __future__ import annotations
 
-import functools
+import gzip
+import json
+import os
+import secrets
 import shutil
-import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import FrameType
+from typing import Any, cast
+from urllib.parse import unquote, urlsplit
 
-from sitegen.model.problems import format_report
+from sitegen.cli.exit_codes import CommandError
+from sitegen.cli.guard import os_reason
+from sitegen.model.problems import format_report, printable
+from sitegen.model.wording import counted
 from sitegen.pipeline import build_site
 from sitegen.publish.incremental import State
 from sitegen.publish.write import OutputError
@@ -28,10 +45,78 @@ from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.render.errors import RenderError
 from sitegen.site.urls import UrlError
 
+LIVE_RELOAD = "/__sitegen/live-reload.js"
+EVENTS = "/__sitegen/events"
+SCRIPT_TAG = f'<script defer src="{LIVE_RELOAD}"></script>'.encode()
+LIVE_RELOAD_JS = (Path(__file__).parent / "live-reload.js").read_bytes()
+# A quiet stream is still written to this often, so a closed tab's thread learns it and ends.
+KEEP_ALIVE_S = 15.0
+# How often the serving thread looks for a request to stop: the exit waits at most this long.
+POLL_S = 0.05
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".jsonl": "application/x-ndjson",
+    ".xml": "application/xml; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+# Worth compressing: every type the site writes is text.
+COMPRESSIBLE = frozenset(TYPES.values())
+SMALLEST_COMPRESSED = 512
+GZIP_KEPT = 256  # compressed files kept, by version
+
+
+class BuildStatus:
+    """What each open page is told: which build is served, and the last failure's report.
+
+    A build is named by this server's session and a count, so a page from an earlier server
+    (reconnecting after a restart) reloads too.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._session = secrets.token_hex(4)
+        self._count = 0
+        self._error: str | None = None
+        self._closed = False
+
+    def published(self, changed: bool = True) -> None:
+        """A build is in place: every page reloads if it `changed` any file, and drops the
+        last failure's report either way (a file saved twice rebuilds twice, to one site)."""
+        with self._changed:
+            self._count += changed
+            self._error = None
+            self._changed.notify_all()
+
+    def failed(self, report: str) -> None:
+        """A build failed: the site is unchanged, every page shows `report`."""
+        with self._changed:
+            self._error = report
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        """The server stops: every stream ends."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    @property
+    def built(self) -> bool:
+        return self._count > 0
+
+    def now(self) -> dict[str, Any]:
+        return {"build": f"{self._session}-{self._count}", "error": self._error}
+
+    def next(self, seen: dict[str, Any] | None, timeout: float) -> dict[str, Any] | None:
+        """The state once it differs from `seen` (at once if it does), `seen` again after
+        `timeout`, None once closed."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._closed or self.now() != seen, timeout)
+            return None if self._closed else self.now()
 
 
 @dataclass(frozen=True)
@@ -41,62 +126,317 @@ class Outcome:
 
 
 def rebuild(
-    content_dir: Path, out_dir: Path, base_url: str | None, last: Outcome | None = None
+    content_dir: Path,
+    out_dir: Path,
+    base_url: str | None,
+    last: Outcome | None = None,
+    status: BuildStatus | None = None,
 ) -> Outcome:
-    """One build after the `last`; prints its outcome. The state stays true after a failed
-    build: it records what the content holds now, and the output as it still is."""
+    """One build after the `last`; prints its outcome and tells `status`. The state stays true
+    after a failed build: it records what the content holds now, and the output as it still
+    is."""
+    status = status or BuildStatus()
     state = last.state if last is not None else State()
+    before = state.outputs
     started = time.perf_counter()
     try:
         built = build_site(content_dir, out_dir, base_url=base_url, state=state)
-    except (OutputError, UrlError, RenderError) as error:
-        print(f"sitegen serve: {error}", file=sys.stderr)
+    except (OutputError, UrlError, RenderError, OSError) as error:
+        message = printable(f"sitegen serve: {error}")
+        print(message, file=sys.stderr, flush=True)
+        status.failed(message)
         return Outcome(state, False)
+    checked = built.checked
     if built.out_dir is None:
-        checked = built.checked
-        print(format_report(checked.problems, checked.resource_count, checked.file_count))
-        print("build failed: still serving the previous site", file=sys.stderr)
+        report = format_report(checked.problems, checked.resource_count, checked.file_count)
+        print(report, flush=True)
+        print("build failed: still serving the previous site", file=sys.stderr, flush=True)
+        status.failed(report)
         return Outcome(state, False)
+    for problem in checked.problems:  # warnings only: errors stop the build above
+        print(problem.line(), file=sys.stderr)
     elapsed = time.perf_counter() - started
-    print(
-        f"built {built.page_count:,} pages ({built.run_count:,} runs) in {elapsed:.2f} s",
-        flush=True,
-    )
+    pages, runs = counted(built.page_count, "page"), counted(built.run_count, "run")
+    print(f"built {pages} ({runs}) in {elapsed:.2f} s", flush=True)
+    status.published(changed=state.outputs != before or not status.built)
     return Outcome(state, True)
 
 
-def start_server(directory: Path, port: int) -> ThreadingHTTPServer:
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, name="sitegen-serve", daemon=True).start()
+class SiteServer(ThreadingHTTPServer):
+    """The built site at `root` by path (a swapped-in tree is served at once), and `status`."""
+
+    daemon_threads = True  # an open event stream never holds up the exit
+
+    def __init__(self, address: tuple[str, int], root: Path, status: BuildStatus) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.root = root
+        self.status = status
+        super().__init__(address, SiteHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a page closed or reloaded while its files were sent: nothing is wrong
+        super().handle_error(request, client_address)
+
+    @property
+    def url(self) -> str:
+        host, port = str(self.server_address[0]), int(self.server_address[1])
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}/"
+
+
+class SiteHandler(BaseHTTPRequestHandler):
+    """GET and HEAD of the built site: its own 404 page, gzip when asked, the live-reload
+    script added to HTML; and the script and the event stream themselves."""
+
+    server_version = "sitegen"
+
+    def do_GET(self) -> None:
+        self._respond(body=True)
+
+    def do_HEAD(self) -> None:
+        self._respond(body=False)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    @property
+    def _site(self) -> SiteServer:
+        return cast(SiteServer, self.server)
+
+    def _respond(self, body: bool) -> None:
+        url = urlsplit(self.path)
+        if url.path == EVENTS and body:
+            self._stream_events()
+            return
+        if url.path == LIVE_RELOAD:
+            self._send(HTTPStatus.OK, TYPES[".js"], LIVE_RELOAD_JS, body)
+            return
+        file, redirect = self._find(url.path)
+        if redirect:
+            self.send_response(HTTPStatus.MOVED_PERMANENTLY)
+            self.send_header("Location", url.path + "/" + (f"?{url.query}" if url.query else ""))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        status = HTTPStatus.OK
+        if file is None:
+            status = HTTPStatus.NOT_FOUND
+            file = self._site.root / "404.html"
+        try:
+            data, key = _read(file)
+        except OSError:  # no site yet (the first build failed or runs), or a file just replaced
+            waiting = not self._site.status.built
+            code = HTTPStatus.SERVICE_UNAVAILABLE if waiting else status
+            self._send(code, TYPES[".html"], _no_site_page(waiting), body)
+            return
+        self._send(status, TYPES.get(file.suffix, "application/octet-stream"), data, body, key)
+
+    def _find(self, path: str) -> tuple[Path | None, bool]:
+        """The file a URL path names (None if none), and whether it names a folder without its
+        trailing slash (a redirect)."""
+        parts = [p for p in unquote(path).split("/") if p not in ("", ".")]
+        # `..` never leaves the site; dot-files (the output's marker) are not pages.
+        if any(p.startswith(".") or "\\" in p or "\0" in p for p in parts):
+            return None, False
+        found = self._site.root.joinpath(*parts)
+        if found.is_dir():
+            if not path.endswith("/"):
+                return None, True
+            found = found / "index.html"
+        return (found if found.is_file() else None), False
+
+    def _send(
+        self,
+        status: HTTPStatus,
+        content_type: str,
+        data: bytes,
+        body: bool,
+        key: tuple[str, int, int, int] | None = None,
+    ) -> None:
+        if content_type == TYPES[".html"]:
+            data = _with_live_reload(data)
+        compressible = content_type in COMPRESSIBLE and len(data) >= SMALLEST_COMPRESSED
+        compressed = compressible and _accepts_gzip(self.headers.get("Accept-Encoding"))
+        if compressed:
+            data = _GZIPPED.compress(key, data)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        if compressed:
+            self.send_header("Content-Encoding", "gzip")
+        if compressible:
+            self.send_header("Vary", "Accept-Encoding")
+        # Content-hashed assets never change under one name; everything else may, any moment.
+        immutable = self.path.startswith("/assets/") and status is HTTPStatus.OK
+        self.send_header(
+            "Cache-Control", "max-age=31536000, immutable" if immutable else "no-cache"
+        )
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+
+    def _stream_events(self) -> None:
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        seen: dict[str, Any] | None = None
+        try:
+            self.wfile.write(b"retry: 500\n\n")  # how soon a page asks again after a restart
+            while (state := self._site.status.next(seen, KEEP_ALIVE_S)) is not None:
+                if state == seen:
+                    self.wfile.write(b": still here\n\n")
+                else:
+                    data = json.dumps(state, ensure_ascii=True)  # one line: newlines escaped
+                    self.wfile.write(f"event: build\ndata: {data}\n\n".encode())
+                    seen = state
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the page was closed or reloaded
+
+
+def _read(file: Path) -> tuple[bytes, tuple[str, int, int, int]]:
+    """A file's bytes, and what identifies this version of it (for the gzip cache)."""
+    with file.open("rb") as handle:
+        facts = os.fstat(handle.fileno())
+        data = handle.read()
+    return data, (str(file), facts.st_ino, facts.st_mtime_ns, facts.st_size)
+
+
+def _with_live_reload(html: bytes) -> bytes:
+    head, found, rest = html.partition(b"</head>")
+    return head + SCRIPT_TAG + found + rest if found else html + SCRIPT_TAG
+
+
+class GzipCache:
+    """Each version of a file compressed once (plotly.js is megabytes, asked for on every
+    reload), the last GZIP_KEPT kept."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[str, int, int, int], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def compress(self, key: tuple[str, int, int, int] | None, data: bytes) -> bytes:
+        if key is None:
+            return gzip.compress(data, 6, mtime=0)
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        compressed = gzip.compress(data, 6, mtime=0)
+        with self._lock:
+            self._kept[key] = compressed
+            while len(self._kept) > GZIP_KEPT:
+                self._kept.popitem(last=False)
+        return compressed
+
+
+_GZIPPED = GzipCache()
+
+
+def _accepts_gzip(header: str | None) -> bool:
+    """Whether an Accept-Encoding header allows gzip (`gzip`, `*`, not with `q=0`)."""
+    for item in (header or "").split(","):
+        name, _, parameters = item.partition(";")
+        if name.strip().lower() not in ("gzip", "x-gzip", "*"):
+            continue
+        for parameter in parameters.split(";"):
+            field, _, value = parameter.partition("=")
+            if field.strip().lower() == "q":
+                try:
+                    return float(value) > 0
+                except ValueError:
+                    return False
+        return True
+    return False
+
+
+def _no_site_page(waiting: bool) -> bytes:
+    """What is served where the site has no page to give: before a first good build, or a
+    moment in which a file was being replaced."""
+    text = (
+        "There is no site yet: the first build is running, or failed (its report is below "
+        "and in the terminal). This page reloads when a build succeeds."
+        if waiting
+        else "Not found."
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>sitegen serve</title></head>"
+        f"<body><h1>sitegen serve</h1><p>{text}</p></body></html>\n"
+    ).encode()
+
+
+def start_server(
+    directory: Path, port: int, host: str = "127.0.0.1", status: BuildStatus | None = None
+) -> SiteServer:
+    """Serve `directory` on `host:port` (0: any free port) from a thread; `stop_server` ends it."""
+    try:
+        server = SiteServer((host, port), directory, status or BuildStatus())
+    except OSError as error:
+        raise CommandError(
+            f"{host}:{port}: {os_reason(error)}",
+            "another server may be listening there: stop it, or choose another --port or --host",
+        ) from error
+    thread = threading.Thread(
+        target=server.serve_forever, args=(POLL_S,), name="sitegen-serve", daemon=True
+    )
+    thread.start()
     return server
 
 
-def _interrupt(signal_number: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def stop_server(server: SiteServer) -> None:
+    server.status.close()
+    server.shutdown()
+    server.server_close()
 
 
-def serve(content_dir: Path, port: int = 8000, base_url: str | None = None) -> int:
+def serve(
+    content_dir: Path, host: str = "127.0.0.1", port: int = 8000, base_url: str | None = None
+) -> int:
+    """Until Ctrl-C or SIGTERM (a KeyboardInterrupt, under the command line's guard): exit 0,
+    the temporary site removed by a process of its own."""
     from watchfiles import watch  # imported here: only `serve` needs it
 
     workspace = Path(tempfile.mkdtemp(prefix="sitegen-serve-"))
     out_dir = workspace / "site"
-    # Stopped by a process manager (SIGTERM) as by Ctrl-C: the site it wrote is removed either
-    # way.
-    signal.signal(signal.SIGTERM, _interrupt)
+    server = None
     try:
-        outcome = rebuild(content_dir, out_dir, base_url)
-        out_dir.mkdir(exist_ok=True)  # serve something even if the first build failed
-        server = start_server(out_dir, port)
-        try:
-            print(f"serving http://127.0.0.1:{server.server_port}/ (Ctrl-C to stop)", flush=True)
-            for _ in watch(content_dir, TEMPLATES_DIR):
-                outcome = rebuild(content_dir, out_dir, base_url, outcome)
-        finally:
-            server.shutdown()
-            server.server_close()
+        status = BuildStatus()
+        # Bound before the first build: a port in use fails at once, not after a build.
+        server = start_server(out_dir, port, host, status)
+        outcome = rebuild(content_dir, out_dir, base_url, status=status)
+        print(f"serving {server.url} (Ctrl-C to stop)", flush=True)
+        for _ in watch(content_dir, TEMPLATES_DIR):
+            outcome = rebuild(content_dir, out_dir, base_url, outcome, status)
     except KeyboardInterrupt:  # at any point, the first build included
         pass
     finally:
-        shutil.rmtree(workspace, ignore_errors=True)
+        if server is not None:
+            stop_server(server)
+        remove_in_background(workspace)
     return 0
+
+
+def remove_in_background(folder: Path) -> None:
+    """Delete `folder` from a process of its own, in a session of its own, so the exit waits
+    for none of its files (a big site's are tens of thousands); inline if none can start."""
+    code = "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)"
+    try:
+        remover = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", code, str(folder)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    _REMOVERS.append(remover)  # left running on purpose: held, so nothing warns that it is
+
+
+_REMOVERS: list[subprocess.Popen[bytes]] = []

@@ -127,7 +127,23 @@ def chart_spec(
         yaxis["tickvals"] = ticks
         yaxis["ticktext"] = [f"{tick_text(t)} {plotly_text(scale.unit)}" for t in ticks]
         del yaxis["rangemode"], yaxis["ticksuffix"]
-    layout = {
+    layout = base_layout(xaxis, yaxis)
+    config = CONFIG
+    return {"data": traces, "layout": layout, "config": config}
+
+
+# The page's script restyles these for a dark colour scheme (templates/assets/site.js).
+GRID = {"gridcolor": "#e5e7eb", "linecolor": "#9ca3af", "zeroline": False}
+CONFIG = {
+    "responsive": True,
+    "displaylogo": False,
+    "modeBarButtonsToRemove": ["select2d", "lasso2d"],
+}
+
+
+def base_layout(xaxis: dict[str, Any], yaxis: dict[str, Any]) -> dict[str, Any]:
+    """Every chart's layout: its size, font, colours and legend around its two axes."""
+    return {
         "height": 380,
         "margin": {"l": 64, "r": 16, "t": 16, "b": 56},
         "font": {"family": FONT, "size": 13},
@@ -136,15 +152,9 @@ def chart_spec(
         "hovermode": "closest",
         "showlegend": True,
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
-        "xaxis": {**xaxis, "gridcolor": "#e5e7eb", "linecolor": "#9ca3af", "zeroline": False},
-        "yaxis": {**yaxis, "gridcolor": "#e5e7eb", "linecolor": "#9ca3af", "zeroline": False},
+        "xaxis": {**xaxis, **GRID},
+        "yaxis": {**yaxis, **GRID},
     }
-    config = {
-        "responsive": True,
-        "displaylogo": False,
-        "modeBarButtonsToRemove": ["select2d", "lasso2d"],
-    }
-    return {"data": traces, "layout": layout, "config": config}
 
 
 def log_ticks(low: float, high: float) -> list[float]:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import NamedTuple
 
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
+from sitegen.model.values import source_date
 
 NS_PER_MS = 1_000_000
 UNIT_NAMES = {
@@ -126,22 +126,45 @@ def times(value: float) -> str:
     return f"{significant(value)}×"
 
 
-def slower_than_fastest(vs_best: float | None, rank: int | None) -> str:
-    """How far a value is from the fastest at its shape, in words."""
+class Wording(NamedTuple):
+    """How a metric's comparisons read: lower is better for each, in its own words."""
+
+    best: str  # the lowest at a shape: `fastest`, `lowest`
+    better: str  # `2.34× faster`, `2.34× less`
+    worse: str  # `1.25× slower`, `1.25× more`
+
+
+TIME_WORDS = Wording("fastest", "faster", "slower")
+AMOUNT_WORDS = Wording("lowest", "less", "more")
+
+
+def wording(metric: str) -> Wording:
+    """Latency reads as speed; any other metric (peak memory) as an amount."""
+    return TIME_WORDS if metric == LATENCY else AMOUNT_WORDS
+
+
+def slower_than_fastest(
+    vs_best: float | None, rank: int | None, words: Wording = TIME_WORDS
+) -> str:
+    """How far a value is from the best at its shape, in words: `fastest`, `1.25× slower`."""
     if vs_best is None or not math.isfinite(vs_best):
         return "—"
     if rank == 1:
-        return "fastest"
-    return f"{times(vs_best)} slower"
+        return words.best
+    if vs_best == 1:
+        return f"equal to the {words.best}"
+    return f"{times(vs_best)} {words.worse}"
 
 
-def against_baseline(speedup: float | None) -> str:
-    """A speedup over the baseline (its time over this one's), in words: `2.34× faster`."""
+def against_baseline(speedup: float | None, words: Wording = TIME_WORDS) -> str:
+    """A speedup over the baseline (its value over this one's), in words: `2.34× faster`."""
     if speedup is None or not math.isfinite(speedup) or speedup <= 0:
         return "—"
-    if speedup >= 1:
-        return f"{times(speedup)} faster"
-    return f"{times(1 / speedup)} slower"
+    if speedup == 1:
+        return "equal"
+    if speedup > 1:
+        return f"{times(speedup)} {words.better}"
+    return f"{times(1 / speedup)} {words.worse}"
 
 
 class Scale(NamedTuple):
@@ -200,7 +223,7 @@ def anchor(*parts: str) -> str:
 
 
 def build_date_from_epoch(value: str | None) -> str | None:
-    """SOURCE_DATE_EPOCH → `2025-07-17 18:18 UTC`; anything else → no date printed at all."""
-    if not value or not value.strip().isdigit():
-        return None
-    return datetime.fromtimestamp(int(value), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """SOURCE_DATE_EPOCH → `2025-07-17 18:18 UTC`; unset or empty → no date printed at all.
+    Raises EpochError for anything else (model/values.py)."""
+    date = source_date(value)
+    return None if date is None else date.strftime("%Y-%m-%d %H:%M UTC")

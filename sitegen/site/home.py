@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from sitegen.analysis.kernels import Kernel
 from sitegen.content.reports import Attribution, SourceReport, report_matches
+from sitegen.model.wording import counted
 from sitegen.site.credits import attribution_for
 from sitegen.site.format import when
 from sitegen.site.lookup import SiteLookup
@@ -44,6 +45,10 @@ class SourceBlock(NamedTuple):
     runs: int
     facts: tuple[Fact, ...]
     reasons: tuple[tuple[str, int], ...]  # why rows were skipped, most frequent first
+
+    @property
+    def runs_counted(self) -> str:
+        return counted(self.runs, "run")
 
 
 class HomeContext(NamedTuple):

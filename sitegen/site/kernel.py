@@ -8,10 +8,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from sitegen.analysis.frontier import frontiers_of
 from sitegen.analysis.kernels import Kernel, RunFacts, Series
+from sitegen.analysis.releases import histories_of
 from sitegen.analysis.series import Cell, Chart, PassSection, metrics_of, passes_of
+from sitegen.analysis.verdicts import ChartVerdicts, verdicts_of
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
+from sitegen.model.wording import counted
 from sitegen.site.charts import chart_spec, styles_for
 from sitegen.site.compare import compare_href
 from sitegen.site.format import (
@@ -22,10 +26,20 @@ from sitegen.site.format import (
     scale_for,
     slower_than_fastest,
     title_of,
+    wording,
 )
+from sitegen.site.frontier import FrontierBlock, frontier_block
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
+from sitegen.site.releases import ReleaseBlock, release_blocks
 from sitegen.site.search import chart_heading, search_tags
+from sitegen.site.verdicts import (
+    VerdictStrip,
+    WinsLine,
+    gpu_anchor,
+    latency_tally,
+    verdict_strip,
+)
 
 
 class RankRow(NamedTuple):
@@ -64,10 +78,13 @@ class ChartBlock:
     metric: str
     unit: str
     spread_label: str
+    best_label: str  # the column of ratios to the best: `vs fastest`, `vs lowest`
     baseline: str  # the baseline series' display name; "" when the chart has none
     spec: dict[str, Any]
     fallback: str
     shapes: tuple[ShapeTable, ...]
+    strip: VerdictStrip  # who wins at each shape, beyond the noise
+    releases: tuple[ReleaseBlock, ...]  # series measured at a shape under several releases
     data: dict[str, Any]  # the chart in the page's JSON twin
     heading_id: str = ""  # its heading's id, of kernel, GPU, pass and shape words (search)
     context: str = ""  # the kernel, GPU and pass, said in the heading to readers and search
@@ -79,6 +96,8 @@ class GpuBlock(NamedTuple):
     charts: tuple[ChartBlock, ...]
     missing: tuple[str, ...]  # series measured in this pass elsewhere, not on this GPU
     baseline_missing: str  # the pass's baseline, when it is among `missing`; ""
+    wins: str  # the latency charts' verdicts summed up: `Liger fastest at 5 of 8 shapes …`
+    frontiers: tuple[FrontierBlock, ...]  # a full pass's speed against memory, per sweep
 
 
 class PassBlock(NamedTuple):
@@ -115,6 +134,7 @@ class KernelContext(NamedTuple):
     operands: tuple[Operand, ...]
     series: tuple[SeriesRow, ...]
     passes: tuple[PassBlock, ...]
+    wins: tuple[WinsLine, ...]  # each pass and GPU's verdicts summed up
     source_refs: tuple[Link, ...]
     identity: Identity | None
     derived: bool  # no OperationSpec: the kernel comes from run titles
@@ -166,8 +186,8 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
     meta = lookup.meta(
         kernel.title,
         path,
-        f"{kernel.title}: benchmark results of {count} implementation{'s' * (count != 1)} "
-        f"on {len(kernel.environments)} GPU{'s' * (len(kernel.environments) != 1)}.",
+        f"{kernel.title}: benchmark results of {counted(count, 'implementation')} "
+        f"on {counted(len(kernel.environments), 'GPU')}.",
         "kernels",
         kernel.runs,
         charts=any(g.charts for p in passes for g in p.gpus),
@@ -180,6 +200,14 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         operands=tuple(operands),
         series=series,
         passes=passes,
+        wins=tuple(
+            WinsLine(
+                Link(kernel.title, path), p.name, g.gpu, Link(g.gpu.text, f"#{g.anchor}"), g.wins
+            )
+            for p in passes
+            for g in p.gpus
+            if g.wins
+        ),
         source_refs=refs,
         identity=lookup.identity(operation) if operation else None,
         derived=operation is None,
@@ -233,19 +261,28 @@ def pass_block(
     headings = set() if headings is None else headings
     for gpu in section.gpus:
         label = lookup.gpu_label(gpu.environment)
-        where = (kernel.title, label, section.name)
+        verdicts = tuple(verdicts_of(chart) for chart in gpu.charts)
+        where = f" on {label}"
+        heading_of = (kernel.title, label, section.name)
         gpus.append(
             GpuBlock(
-                anchor=anchor(section.name, label, short(gpu.environment, 8)),
+                anchor=gpu_anchor(section.name, label, gpu.environment),
                 gpu=Link(label, lookup.urls.link(gpu.environment)),
                 charts=tuple(
-                    chart_block(lookup, chart, styles, anchored, where, headings)
-                    for chart in gpu.charts
+                    chart_block(
+                        lookup, chart, styles, anchored, judged, where, heading_of, headings
+                    )
+                    for chart, judged in zip(gpu.charts, verdicts, strict=True)
                 ),
                 missing=tuple(s.label for s in gpu.missing),
                 baseline_missing=section.baseline.label
                 if section.baseline is not None and section.baseline in gpu.missing
                 else "",
+                wins=latency_tally(verdicts),
+                frontiers=tuple(
+                    frontier_block(lookup, f, styles, f.latency.fixed.label())
+                    for f in frontiers_of(gpu, section.name)
+                ),
             )
         )
     return PassBlock(
@@ -290,13 +327,18 @@ def chart_block(
     chart: Chart,
     styles: dict[str, tuple[str, str]],
     anchored: set[str] | None = None,
-    where: tuple[str, str, str] | None = None,
+    verdicts: ChartVerdicts | None = None,
+    where: str = "",
+    heading_of: tuple[str, str, str] | None = None,
     headings: set[str] | None = None,
 ) -> ChartBlock:
     """`anchored`: the runs given their row's id so far on the page (a crossed sweep shows a
-    workload in two charts; its rows get their id in the first). `where`: the chart's kernel,
-    GPU and pass, for its heading; `headings`, the heading ids given on the page so far."""
+    workload in two charts; its rows get their id in the first). `where`: the GPU, for the
+    verdict's sentence (` on NVIDIA H100 80GB HBM3`). `heading_of`: the chart's kernel, GPU
+    and pass, for its heading's id (search); `headings`, the ids given on the page so far."""
     anchored = set() if anchored is None else anchored
+    verdicts = verdicts_of(chart) if verdicts is None else verdicts
+    strip = verdict_strip(verdicts, styles, where)
     scale = chart_scale(chart)
     spread = _spread_names(chart)
     measured = measured_name(chart)
@@ -317,17 +359,17 @@ def chart_block(
                 compare_href(lookup, [c.run for c in row.cells if c.value is not None]),
             )
         )
-    drawn = sum(1 for trace in spec["data"])
+    drawn = len(spec["data"])
     points = sum(len(trace["x"]) for trace in spec["data"])
     fallback = (
-        f"Chart of {measured} ({scale.unit}): {drawn} implementation{'s' * (drawn != 1)} "
-        f"at {len(chart.rows)} shape{'s' * (len(chart.rows) != 1)}, "
-        f"{points} measurement{'s' * (points != 1)}; the table below lists every value."
+        f"Chart of {measured} ({scale.unit}): {counted(drawn, 'implementation')} "
+        f"at {counted(len(chart.rows), 'shape')}, {counted(points, 'measurement')}; "
+        "the table below lists every value."
     )
     heading = None
-    if where is not None:
+    if heading_of is not None:
         words = (metric_name(chart.metric), chart.swept or "", chart.fixed.label())
-        heading = chart_heading(*where, words, set() if headings is None else headings)
+        heading = chart_heading(*heading_of, words, set() if headings is None else headings)
     return ChartBlock(
         element_id=chart.element_id,
         title=chart_title(chart),
@@ -335,11 +377,16 @@ def chart_block(
         metric=measured,
         unit=scale.unit,
         spread_label=f"{spread[0]} – {spread[1]}" if spread else "spread",
+        best_label=f"vs {wording(chart.metric).best}",
         baseline=chart.baseline.label if chart.baseline else "",
         spec=spec,
         fallback=fallback,
         shapes=tuple(shapes),
-        data=chart_twin(lookup, chart, spec, scale),
+        strip=strip,
+        releases=release_blocks(
+            chart, histories_of(chart), styles, lambda d: lookup.urls.link(d) or ""
+        ),
+        data=chart_twin(lookup, chart, spec, scale, strip),
         heading_id=heading.id if heading else "",
         context=heading.context if heading else "",
     )
@@ -388,7 +435,7 @@ def rank_row(
     elif chart.baseline is None:
         vs_baseline = ""
     else:
-        vs_baseline = against_baseline(cell.vs_baseline)
+        vs_baseline = against_baseline(cell.vs_baseline, wording(chart.metric))
     return RankRow(
         anchor=own,
         rank=str(cell.rank),
@@ -398,7 +445,7 @@ def rank_row(
         spread=f"{scale.number(low)} – {scale.number(high)}"
         if low is not None and high is not None
         else "",
-        vs_best=slower_than_fastest(cell.vs_best, cell.rank),
+        vs_best=slower_than_fastest(cell.vs_best, cell.rank, wording(chart.metric)),
         vs_baseline=vs_baseline,
         run=run_link,
         earlier=earlier,
@@ -408,7 +455,7 @@ def rank_row(
 
 
 def chart_twin(
-    lookup: SiteLookup, chart: Chart, spec: dict[str, Any], scale: Scale
+    lookup: SiteLookup, chart: Chart, spec: dict[str, Any], scale: Scale, strip: VerdictStrip
 ) -> dict[str, Any]:
     def cell_json(cell: Cell) -> dict[str, Any]:
         item: dict[str, Any] = {
@@ -449,6 +496,13 @@ def chart_twin(
             }
             for r in chart.rows
         ],
+        "verdict": {
+            "sentence": strip.sentence,
+            "points": [
+                {"at": item.at, "outcome": item.outcome, "name": item.name, "detail": item.detail}
+                for item in strip.items
+            ],
+        },
         "chart": spec,
     }
 
@@ -466,6 +520,8 @@ def kernel_twin(
                 "environment": gpu.environment,
                 "label": gpu_block.gpu.text,
                 "charts": [chart.data for chart in gpu_block.charts],
+                "wins": gpu_block.wins,
+                "speedAgainstMemory": [f.data for f in gpu_block.frontiers],
                 "notMeasured": [s.key for s in gpu.missing],
             }
             for gpu, gpu_block in zip(section.gpus, block.gpus, strict=True)

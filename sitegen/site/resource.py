@@ -14,6 +14,7 @@ from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta, RunRow
 from sitegen.site.search import search_tags
 from sitegen.site.urls import SECTIONS
+from sitegen.site.verdicts import WinsLine, gpu_wins
 
 # What the search page's "Page" filter calls each kind's pages.
 PAGE_KINDS = {
@@ -45,6 +46,7 @@ class ResourceContext(NamedTuple):
     identity: Identity
     run_total: int = 0  # all its runs
     pager: tuple[Link, ...] = ()  # the pages listing the rest; () when `runs` holds them all
+    wins: tuple[WinsLine, ...] = ()  # a GPU's: who is fastest where, per kernel and pass
 
 
 def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
@@ -57,6 +59,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     notes = None
     extra_links: list[Link] = []
     users_title = "Used by"
+    wins: tuple[WinsLine, ...] = ()
     spec = entry.spec
     if kind == "BenchmarkProtocol":
         groups.append(FactGroup("How it was measured", lookup.protocol_facts(entry.digest)[1:]))
@@ -67,6 +70,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     elif kind == "ExecutionEnvironment":
         facts = lookup.environment_facts(entry.digest)[1:]
         groups.append(FactGroup("Hardware and software", facts))
+        wins = gpu_wins(lookup, entry.digest)
     elif kind == "WorkloadCase":
         operation = spec["operationSpecDigest"]
         kernel = lookup.kernel_link(operation)
@@ -103,6 +107,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         identity=lookup.identity(entry),
         run_total=len(ordered),
         pager=pager(lookup, lookup.resource_page_paths(entry), 1),
+        wins=wins,
     )
     twin = lookup.resource_twin(
         entry,
@@ -110,6 +115,16 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
             {"kind": u.kind, "digest": u.digest, "url": lookup.urls.link(u.digest)} for u in users
         ],
     )
+    if wins:
+        twin["wins"] = [
+            {
+                "kernel": w.kernel.href,
+                "pass": w.pass_name,
+                "section": w.section.href,
+                "text": w.text,
+            }
+            for w in wins
+        ]
     if kind == "SoftwareProject":
         twin["implementations"] = [link.href for link in extra_links]
     return Page(path, "resource.html", context, twin)

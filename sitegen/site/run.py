@@ -7,8 +7,10 @@ from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
 from sitegen.analysis.series import Cell, metrics_of, rank_cohort
+from sitegen.analysis.verdicts import judge
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
+from sitegen.model.wording import counted
 from sitegen.site.compare import compare_href
 from sitegen.site.credits import attribution_for
 from sitegen.site.facts import scalar_facts
@@ -20,6 +22,7 @@ from sitegen.site.format import (
     scale_for,
     times,
     when,
+    wording,
 )
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta
@@ -62,6 +65,7 @@ class Ranking(NamedTuple):
     rows: tuple[Competitor, ...]
     chart: Link  # the run's row in its chart on the kernel page
     newer: Link | None  # a newer run of the same implementation here, which the chart shows
+    question: str  # `Is this the fastest here?`; `the lowest` for memory
 
 
 class RunContext(NamedTuple):
@@ -213,27 +217,51 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
         elif value is None or mine is None:
             versus = "—"
         else:
-            versus = against_baseline(mine.centre / value.centre if value.centre else None)
+            ratio = mine.centre / value.centre if value.centre else None
+            versus = against_baseline(ratio, wording(metric))
         compare = "" if number == place else compare_href(lookup, [run, cell.run])
         rows.append(row._replace(versus=versus, this=number == place, compare=compare))
     count = ranked.contenders
-    where = f"{count} implementation{'s' * (count != 1)} at this workload, pass and GPU"
+    words = wording(metric)
+    where = f"{counted(count, 'implementation')} at this workload, pass and GPU"
+    judged = judge(cells, run.workload, None, run.shape)
+    tied = judged is not None and judged.outcome == "tie" and own.series in judged.tied
     if newer is not None:
         verdict = "A newer run of this implementation at this workload replaces this one."
     elif own.rank is None:
         verdict = f"Not ranked (status {run.status}) among {where}."
+    elif count == 1:
+        verdict = f"The only one of {where}."
+    elif own.rank == 1 and judged is not None and judged.outcome == "win":
+        runner_up = cells[1]
+        verdict = (
+            f"{words.best.capitalize()} of {where}, {times(runner_up.vs_best or 0)} "
+            f"{words.better} than {runner_up.series.label}: beyond the recorded spread."
+        )
+    elif tied:
+        others = [s.label for s in judged.tied if s.key != own.series.key]  # type: ignore[union-attr]
+        standing = words.best if own.rank == 1 else f"{ordinal(own.rank)} by its median"
+        verdict = (
+            f"{standing.capitalize()} of {where}, but within the recorded spread of "
+            f"{', '.join(others)}: a tie."
+        )
     elif own.rank == 1:
-        runner_up = next((c for c in cells if c.rank == 2), None)
-        margin = ""
-        if runner_up is not None and runner_up.vs_best is not None:
-            margin = f", {times(runner_up.vs_best)} ahead of {runner_up.series.label}"
-        only = ranked.contenders == 1
-        verdict = f"The only one of {where}." if only else f"Fastest of {where}{margin}."
+        verdict = (
+            f"{words.best.capitalize()} of {where}; no spread was recorded to tell it from noise."
+        )
     else:
         fastest = cells[0]
+        clear = (
+            mine is not None
+            and mine.low is not None
+            and fastest.value is not None
+            and fastest.value.high is not None
+            and mine.low > fastest.value.high
+        )
         verdict = (
-            f"{ordinal(own.rank)} of {where}: {times(own.vs_best or 0)} slower than "
-            f"{fastest.series.label}, the fastest."
+            f"{ordinal(own.rank)} of {where}: {times(own.vs_best or 0)} {words.worse} than "
+            f"{fastest.series.label}, the {words.best}"
+            + (", beyond the recorded spread." if clear else ".")
         )
     chart = Link(
         "See it in its chart on the kernel page",
@@ -245,6 +273,7 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
         rows=tuple(rows),
         chart=chart,
         newer=Link(short(newer.digest), lookup.urls.link(newer.digest)) if newer else None,
+        question=f"Is this the {words.best} here?",
     )
 
 

@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 
 from sitegen.analysis.kernels import Kernel
 from sitegen.content.catalog import Catalog
+from sitegen.content.loaded import LoadedResource
 from sitegen.model.digest import short
 from sitegen.model.names import short_hash
+from sitegen.model.problems import Problem
 
 DEFAULT_BASE_URL = "https://kernelindex.dev/"
 RUN_ID_HEX = 16  # 64 bits: collisions are checked, not assumed away
@@ -44,6 +46,10 @@ class UrlError(ValueError):
     """A base URL we cannot publish under, or two things that would share one path."""
 
 
+class PathClash(UrlError):
+    """Two resources that would share one page: the content's problem, not the command's."""
+
+
 def parse_base_url(value: str | None) -> tuple[str, str]:
     """(path prefix, absolute base) from `--base-url`: `https://host/sub/` or `/sub/` or None."""
     if value is None:
@@ -60,14 +66,17 @@ def parse_base_url(value: str | None) -> tuple[str, str]:
     raise UrlError(f"--base-url must be an http(s) URL or a path starting with '/': {value!r}")
 
 
+PAGE_FILES = ("index.html", "index.json")  # what every page's folder holds
+
+
 def output_path(path: str) -> str:
     """Where a site path is written: directories get `index.html`."""
-    return path + "index.html" if path == "" or path.endswith("/") else path
+    return path + PAGE_FILES[0] if path == "" or path.endswith("/") else path
 
 
 def json_twin(path: str) -> str:
     """The machine-readable twin of a page: `index.json` beside `index.html`."""
-    return path + "index.json"
+    return path + PAGE_FILES[1]
 
 
 @dataclass(frozen=True)
@@ -95,17 +104,42 @@ class SiteUrls:
 
 def plan_urls(catalog: Catalog, kernels: Iterable[Kernel], base_url: str | None) -> SiteUrls:
     """A path for every resource and kernel; raises UrlError if two would share one."""
+    paths, clashes = plan_paths(catalog, kernels)
+    if clashes:
+        raise PathClash("pages would clash: " + "; ".join(p.line() for p in clashes))
+    return site_urls(paths, base_url)
+
+
+def site_urls(paths: dict[str, str], base_url: str | None) -> SiteUrls:
+    """The URLs of pages at `paths` (from `plan_paths`), published under `base_url`."""
     prefix, base = parse_base_url(base_url)
+    return SiteUrls(prefix, base, paths)
+
+
+def plan_paths(catalog: Catalog, kernels: Iterable[Kernel]) -> tuple[dict[str, str], list[Problem]]:
+    """A site path for every resource and kernel (digest or kernel key → path), and a problem
+    for each resource whose page would clash with another page or file: `sitegen check`
+    reports them, so a tree that checks clean always builds."""
     paths: dict[str, str] = {}
+    # key → the resource its page is named after, and the field that names it
+    owners: dict[str, tuple[LoadedResource, str]] = {}
     named: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # section → (name, key, tag)
     for kind, section in SECTIONS.items():
         if kind in ("OperationSpec", "BenchmarkRun"):
             continue
         for entry in catalog.of_kind(kind):
             named[section].append((entry.name, entry.digest, short(entry.digest)))
+            owners[entry.digest] = (entry, "metadata.name")
+    kernels = tuple(kernels)
     for kernel in kernels:
         tag = short(kernel.key) if kernel.key.startswith("sha256:") else short_hash(kernel.key)
         named["kernels"].append((kernel.slug, kernel.key, tag))
+        if kernel.operation is not None:
+            owners[kernel.key] = (kernel.operation, "metadata.name")
+        elif kernel.runs:  # a kernel named by its runs (FORMAT.md §4)
+            run = kernel.runs[0].entry
+            named_by = "spec.sourceNative.benchmark" if kernel.runs[0].source else "metadata.title"
+            owners[kernel.key] = (run, named_by)
     for section, items in sorted(named.items()):
         counts: dict[str, int] = defaultdict(int)
         for name, _, _ in items:
@@ -116,19 +150,49 @@ def plan_urls(catalog: Catalog, kernels: Iterable[Kernel], base_url: str | None)
     for entry in catalog.of_kind("BenchmarkRun"):
         paths[entry.digest] = run_path(entry.digest)
     # An OperationSpec's page is its kernel page: the kernel loop above gave it its path.
-    _check_unique(paths)
-    return SiteUrls(prefix, base, paths)
+    return paths, _clashes(paths, owners)
+
+
+def _clashes(paths: dict[str, str], owners: dict[str, tuple[LoadedResource, str]]) -> list[Problem]:
+    """Two keys with one path, and a path one of whose folders is a file of another page (a
+    resource named `index.json` would be a folder where its section's list page writes its
+    JSON twin)."""
+    by_path: dict[str, list[str]] = defaultdict(list)
+    for key, path in paths.items():
+        by_path[path].append(key)
+    problems = []
+    for path, keys in sorted(by_path.items()):
+        for key in keys:
+            owner = owners.get(key)
+            others = [_owner_text(k, owners) for k in sorted(keys) if k != key]
+            folders = path.rstrip("/").split("/")
+            taken = next((f for f in folders[1:] if f in PAGE_FILES), None)
+            if others:
+                message = f"its page {path} is also the page of {', '.join(others)}"
+            elif taken is not None:
+                message = f"its page {path} would be a folder where a page writes its {taken}"
+            else:
+                continue
+            if owner is None:  # never: every page is named after a resource
+                raise PathClash(f"{path}: {message}")
+            resource, field = owner
+            problems.append(
+                Problem(
+                    resource.path,
+                    resource.at(field),
+                    message,
+                    "rename it: a page's path is made from its name",
+                )
+            )
+    return problems
+
+
+def _owner_text(key: str, owners: dict[str, tuple[LoadedResource, str]]) -> str:
+    if key not in owners:
+        return key
+    resource = owners[key][0]
+    return f"{resource.kind} {resource.name!r} ({resource.path})"
 
 
 def run_path(digest_value: str) -> str:
     return f"runs/{short(digest_value, RUN_ID_HEX)}/"
-
-
-def _check_unique(paths: dict[str, str]) -> None:
-    owners: dict[str, list[str]] = defaultdict(list)
-    for key, path in paths.items():
-        owners[path].append(key)
-    clashes = sorted((path, sorted(keys)) for path, keys in owners.items() if len(keys) > 1)
-    if clashes:
-        lines = [f"{path}: {', '.join(keys)}" for path, keys in clashes]
-        raise UrlError("two resources would be written to the same page:\n" + "\n".join(lines))

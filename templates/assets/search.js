@@ -35,8 +35,21 @@
       translations: { placeholder: example ? "Search, e.g. " + example : "Search" },
       processTerm: remember,
     });
+    labelInput(0);
     var term = new URLSearchParams(window.location.search).get("q");
     if (term) ui.triggerSearch(term);
+  }
+
+  // Pagefind's input has a title only: the page's own visible label names it.
+  function labelInput(tries) {
+    var input = document.querySelector("#search .pagefind-ui__search-input");
+    var label = document.getElementById("search-label");
+    if (!input || !label) {
+      if (tries < 50) window.requestAnimationFrame(function () { labelInput(tries + 1); });
+      return;
+    }
+    input.id = "search-input";
+    label.hidden = false;
   }
 
   function load(root, bundle) {

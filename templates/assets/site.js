@@ -1,31 +1,106 @@
-// kernelindex: draws the charts from their JSON blocks and wires the copy buttons. No inline
-// scripts anywhere, so the pages can forbid them.
+// kernelindex: draws the charts from their JSON blocks and wires the copy buttons and the
+// speed-against-memory shape pickers. No inline scripts anywhere, so the pages can forbid them.
 (function () {
   "use strict";
+
+  var dark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  // The chart specs are written for a light page; these replace its colours on a dark one.
+  var DARK = {
+    background: "#0d1117",
+    text: "#e6edf3",
+    grid: "#30363d",
+    line: "#6e7681",
+    // The palette's black line would vanish on a dark page.
+    colours: { "#000000": "#e6edf3" }
+  };
+
+  function themed(spec) {
+    var copy = JSON.parse(JSON.stringify(spec));
+    if (!dark || !dark.matches) return copy;
+    var layout = copy.layout || {};
+    layout.paper_bgcolor = DARK.background;
+    layout.plot_bgcolor = DARK.background;
+    layout.font = Object.assign({}, layout.font, { color: DARK.text });
+    ["xaxis", "yaxis"].forEach(function (name) {
+      if (layout[name]) {
+        layout[name].gridcolor = DARK.grid;
+        layout[name].linecolor = DARK.line;
+      }
+    });
+    (copy.data || []).forEach(function (trace) {
+      ["line", "marker", "error_x", "error_y"].forEach(function (part) {
+        var style = trace[part];
+        if (style && DARK.colours[style.color]) style.color = DARK.colours[style.color];
+        if (style && style.line && DARK.colours[style.line.color]) {
+          style.line.color = DARK.colours[style.line.color];
+        }
+      });
+      if (trace.textfont === undefined && trace.mode && trace.mode.indexOf("text") >= 0) {
+        trace.textfont = { color: DARK.text };
+      }
+    });
+    copy.layout = layout;
+    return copy;
+  }
+
+  // Each drawn chart, with how to get its current spec: redrawn when the colour scheme changes.
+  var drawn = [];
+
+  function plot(target, spec, first) {
+    var shown = themed(spec);
+    var call = first ? window.Plotly.newPlot : window.Plotly.react;
+    return call(target, shown.data, shown.layout, shown.config);
+  }
+
+  function followClicks(target) {
+    target.on("plotly_click", function (event) {
+      var point = event && event.points && event.points[0];
+      var url = point && point.customdata;
+      // Only our own root-relative run URLs: never navigate anywhere else.
+      if (typeof url === "string" && url.charAt(0) === "/" && url.charAt(1) !== "/") {
+        window.location.href = url;
+      }
+    });
+  }
 
   function draw(block) {
     var target = document.getElementById(block.getAttribute("data-chart"));
     if (!target || target.getAttribute("data-drawn")) return;
     target.setAttribute("data-drawn", "1");
-    var spec = JSON.parse(block.textContent);
+    var parsed = JSON.parse(block.textContent);
+    var current = function () { return parsed; };
+    if (block.classList.contains("frontier-spec")) current = frontier(target, parsed);
     target.textContent = "";
-    window.Plotly.newPlot(target, spec.data, spec.layout, spec.config).then(function () {
-      target.on("plotly_click", function (event) {
-        var point = event && event.points && event.points[0];
-        var url = point && point.customdata;
-        // Only our own root-relative run URLs: never navigate anywhere else.
-        if (typeof url === "string" && url.charAt(0) === "/" && url.charAt(1) !== "/") {
-          window.location.href = url;
-        }
+    drawn.push({ target: target, spec: current });
+    plot(target, current(), true).then(function () { followClicks(target); });
+  }
+
+  // A speed-against-memory chart holds one spec per shape: its picker chooses which is drawn.
+  function frontier(target, specs) {
+    var picker = document.querySelector('select.frontier-shape[data-chart="' + target.id + '"]');
+    var index = function () {
+      var chosen = picker ? Number(picker.value) : specs.length - 1;
+      return chosen >= 0 && chosen < specs.length ? chosen : specs.length - 1;
+    };
+    if (picker) {
+      picker.closest(".frontier-controls").hidden = false;
+      picker.addEventListener("change", function () {
+        var spec = specs[index()];
+        var summary = document.getElementById(target.id + "-summary");
+        if (summary) summary.textContent = spec.summary;
+        plot(target, spec, false);
       });
-    });
+    }
+    return function () { return specs[index()]; };
   }
 
   // Each chart is drawn when it comes near the screen: a kernel page holds dozens, and
   // drawing them all before the first one shows made the first one wait.
   function drawCharts() {
     if (typeof window.Plotly === "undefined") return;
-    var blocks = document.querySelectorAll('script.chart-spec[type="application/json"]');
+    var blocks = document.querySelectorAll(
+      'script.chart-spec[type="application/json"], script.frontier-spec[type="application/json"]'
+    );
     if (!("IntersectionObserver" in window)) {
       Array.prototype.forEach.call(blocks, draw);
       return;
@@ -44,6 +119,11 @@
       byTarget.set(target, block);
       observer.observe(target);
     });
+    if (dark && dark.addEventListener) {
+      dark.addEventListener("change", function () {
+        drawn.forEach(function (chart) { plot(chart.target, chart.spec(), false); });
+      });
+    }
   }
 
   function wireCopyButtons() {

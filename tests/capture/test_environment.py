@@ -280,3 +280,20 @@ def test_the_command_needs_only_the_standard_library(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["spec"]["hardware"]["product"] == "NVIDIA H200"
+
+
+def test_the_command_line_loads_the_standard_library_only_for_environment() -> None:
+    """A GPU machine may have only the benchmark installed: `sitegen environment` must not need
+    pydantic, orjson, jinja or anything else a build uses (each command imports its stages in
+    its handler)."""
+    probe = (
+        "import sys\n"
+        "from sitegen.cli import build_parser\n"
+        "build_parser().parse_args(['environment'])\n"
+        "heavy = {'pydantic', 'pydantic_core', 'orjson', 'jinja2', 'markupsafe', 'markdown_it'}\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPOSITORY
+    )
+    assert result.stdout.strip() == ""

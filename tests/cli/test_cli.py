@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,17 +14,36 @@ from typing import Any
 import pytest
 
 from sitegen.cli import main
-from tests.conftest import SHARED
+from tests.conftest import FIXTURES, SHARED
 
 
-def test_check_example_is_clean(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_check_example_warns_of_its_unresolved_references(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The seed bundle names a workload and an implementation that are not in the tree: exit 0
+    with a warning each and their count in the summary; under --strict, errors and exit 1."""
     content = tmp_path / "content"
     content.mkdir()
-    (content / "run.json").write_bytes(
-        (SHARED / "examples" / "layer-norm-backward-liger-h100.json").read_bytes()
-    )
+    example = SHARED / "examples" / "layer-norm-backward-liger-h100.json"
+    (content / "run.json").write_bytes(example.read_bytes())
+    spec = json.loads(example.read_text())["run"]["spec"]
+    lines = [
+        "content/run.json: run.spec.implementationDigest: {}no ImplementationRevision with "
+        f"digest {spec['implementationDigest']}; hint: the content holds no "
+        "ImplementationRevision at all",
+        "content/run.json: run.spec.workloadDigest: {}no WorkloadCase with digest "
+        f"{spec['workloadDigest']}; hint: the content holds no WorkloadCase at all",
+    ]
     assert main(["check", str(content)]) == 0
-    assert capsys.readouterr().out == "ok, 0 warnings: 3 resources in 1 files\n"
+    assert capsys.readouterr().out.splitlines() == [
+        *(line.format("warning: ") for line in lines),
+        "ok, 2 warnings: 3 resources in 1 file",
+    ]
+    assert main(["check", str(content), "--strict"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        *(line.format("") for line in lines),
+        "2 errors, 0 warnings: 3 resources in 1 file",
+    ]
 
 
 def test_check_reports_content_problems_with_exit_1(
@@ -35,7 +55,7 @@ def test_check_reports_content_problems_with_exit_1(
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "content/a.json: 1:9: invalid JSON: expecting property name enclosed in double quotes",
-        "1 error, 0 warnings: 0 resources in 1 files",
+        "1 error, 0 warnings: 0 resources in 1 file",
     ]
 
 
@@ -121,8 +141,136 @@ def test_import_liger_writes_a_tree_that_checks_clean(
     )
 
 
-def test_check_of_a_missing_directory_is_a_usage_error(
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"sitegen {version('sitegen')}\n"
+    result = subprocess.run(
+        [sys.executable, "-m", "sitegen", "--version"], capture_output=True, text=True
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "sitegen 0.1.0\n", "")
+
+
+@pytest.mark.parametrize("command", ["check", "build", "serve"])
+def test_every_command_refuses_a_missing_content_directory_alike(
+    command: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same line and exit 2 from each, with the full path (`..` folded, as typed)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here").mkdir()
+    assert main([command, "here/../nowhere"]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen {command}: {tmp_path}/nowhere: no such directory; hint: name the content "
+        f"directory: sitegen {command} CONTENT_DIR (default: content/ here)\n"
+    )
+    (tmp_path / "a-file").write_text("")
+    assert main([command, "a-file"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"sitegen {command}: {tmp_path}/a-file: not a directory;"
+    )
+    assert main([command]) == 2  # the default, content/, is not here either
+    assert f"sitegen {command}: {tmp_path}/content: no such directory;" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["a-file", "here"]  # nothing written
+
+
+def test_digest_import_and_diff_refuse_missing_paths_with_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["digest", str(tmp_path / "gone.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen digest: {tmp_path}/gone.json: no such file; hint: check the path\n"
+    )
+    assert main(["diff", str(tmp_path / "gone")]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen diff: {tmp_path}/gone: not a directory, a manifest file, an http(s) URL or a "
+        "git commit\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "liger", "gone.csv", "--out", "content"]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen import: {tmp_path}/gone.csv: no such file or directory; hint: check the path\n"
+    )
+    assert not (tmp_path / "content").exists()
+
+
+def test_an_empty_content_directory_warns(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert main(["check", str(tmp_path / "nowhere")]) == 2
-    assert "no such directory" in capsys.readouterr().err
+    empty = tmp_path / "content"
+    empty.mkdir()
+    warning = (
+        "content: -: warning: no resources: the site built from it has no runs; hint: is this "
+        "the content tree? Resources are its .json files and .jsonl exports"
+    )
+    assert main(["check", str(empty)]) == 0
+    assert capsys.readouterr().out == f"{warning}\nok, 1 warning: 0 resources in 0 files\n"
+    assert main(["check", str(empty), "--strict"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "1 error, 0 warnings: 0 resources in 0 files"
+    assert main(["build", str(empty), "--out", str(tmp_path / "public"), "--no-search"]) == 0
+    captured = capsys.readouterr()
+    assert warning in captured.err.splitlines()
+    assert captured.out.startswith("built 11 pages (0 runs) in ")
+
+
+def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """One run: `1 run`, `1 file`, and its kernel chart's text for 1 implementation at 1 shape."""
+    content = tmp_path / "content"
+    content.mkdir()
+    shutil.copy(SHARED / "examples" / "layer-norm-backward-liger-h100.json", content / "run.json")
+    out = tmp_path / "public"
+    assert main(["build", str(content), "--out", str(out)]) == 0
+    built = capsys.readouterr().out
+    index = r"of which the search index \d+\.\d s \(4 pages, \d+\.\d MiB\)"
+    assert re.fullmatch(rf"built 15 pages \(1 run\) in \d+\.\d s, {index} → {out}\n", built), built
+    kernel = next((out / "kernels").glob("*/index.html")).read_text()
+    assert ": 1 implementation at 1 shape, 1 measurement; the table below" in kernel
+    assert main(["build", str(FIXTURES / "site" / "content"), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("built 59 pages (28 runs) in ")
+
+
+def test_a_build_logs_a_line_per_stage_off_a_terminal(tmp_path: Path) -> None:
+    """Netlify's log is not a terminal: each stage's name and time, in order."""
+    from tests.conftest import FIXTURES
+
+    command = [sys.executable, "-m", "sitegen", "build", str(FIXTURES / "site" / "content")]
+    result = subprocess.run(
+        [*command, "--out", str(tmp_path / "public")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    stages = [re.fullmatch(r"(\w+): \d+\.\d\d s", line) for line in result.stderr.splitlines()]
+    assert [m.group(1) for m in stages if m] == [
+        "load",
+        "resolve",
+        "analyse",
+        "plan",
+        "render",
+        "index",  # the search index: Pagefind is installed with the tests
+        "publish",
+    ]
+    assert "\r" not in result.stderr  # the in-place counter is a terminal's only
+
+
+def test_check_prints_hostile_names_and_keys_as_one_line_each(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "a\n::error file=x::forged.json").write_text("{")
+    protocol = FIXTURES / "site" / "content" / "protocols" / "liger-bench-do-bench-forward.json"
+    document = json.loads(protocol.read_text())
+    document["metadata"]["\x1b[2J\n::error::"] = 1
+    (content / "b.json").write_text(json.dumps(document))
+    assert main(["check", str(content)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert out.splitlines() == [
+        "content/a\\n::error file=x::forged.json: 1:2: invalid JSON: expecting property name "
+        "enclosed in double quotes",
+        *[line for line in out.splitlines() if line.startswith("content/b.json: ")],
+        "2 errors, 0 warnings: 0 resources in 2 files",
+    ]
+    assert "content/b.json: metadata.\\x1b[2J\\n::error::: unknown field;" in out

@@ -60,13 +60,24 @@ def test_identical_copies_are_silent(
     assert problems == []
 
 
-def test_export_without_workloads_is_clean_unless_strict(example_bundle: dict[str, Any]) -> None:
+def test_export_without_workloads_warns_unless_strict(example_bundle: dict[str, Any]) -> None:
+    """An export's run names a workload and an implementation the tree does not hold: built,
+    with a warning each (counted in the summary); under --strict, errors."""
     entries = [
         loaded(example_bundle[r], "content/x.json", r) for r in ("run", "protocol", "environment")
     ]
-    assert resolve(entries)[1] == []
+    problems = resolve(entries)[1]
+    assert [(p.where, p.severity) for p in sorted(problems)] == [
+        ("run.spec.implementationDigest", Severity.WARNING),
+        ("run.spec.workloadDigest", Severity.WARNING),
+    ]
+    assert sorted(problems)[1].line() == (
+        "content/x.json: run.spec.workloadDigest: warning: no WorkloadCase with digest "
+        f"{example_bundle['run']['spec']['workloadDigest']}; hint: the content holds no "
+        "WorkloadCase at all"
+    )
     strict_problems = resolve(entries, strict=True)[1]
-    assert sorted(p.where for p in strict_problems) == [
-        "run.spec.implementationDigest",
-        "run.spec.workloadDigest",
+    assert [(p.where, p.severity) for p in sorted(strict_problems)] == [
+        ("run.spec.implementationDigest", Severity.ERROR),
+        ("run.spec.workloadDigest", Severity.ERROR),
     ]

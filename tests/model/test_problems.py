@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from sitegen.model.problems import Problem, Severity, format_report, json_path, promote_warnings
+from sitegen.model.problems import (
+    Problem,
+    Severity,
+    format_report,
+    json_path,
+    printable,
+    promote_warnings,
+)
 
 
 def test_json_path_writes_keys_and_indexes() -> None:
@@ -29,9 +36,29 @@ def test_report_sorts_and_summarises() -> None:
         "content/b.json: spec: second",
         "2 errors, 1 warning: 5 resources in 2 files",
     ]
-    assert format_report([], 1, 1) == "ok, 0 warnings: 1 resources in 1 files"
+    assert format_report([], 1, 1) == "ok, 0 warnings: 1 resource in 1 file"
+    assert format_report([], 4354, 4356) == "ok, 0 warnings: 4,354 resources in 4,356 files"
 
 
 def test_strict_promotes_every_warning() -> None:
     warning = Problem("content/a.json", "metadata", "odd", severity=Severity.WARNING)
     assert [p.severity for p in promote_warnings([warning])] == [Severity.ERROR]
+
+
+def test_a_problem_line_escapes_what_is_not_printable() -> None:
+    """A file name or key from a stranger cannot forge a line (GitHub's `::error` commands),
+    send a terminal escape or reverse the text; letters of any script stay as they are."""
+    problem = Problem(
+        "content/a\n::error file=x::forged.json",
+        "spec.x\x1b[2J\u202e",
+        "unknown field",
+        "allowed here: durée, \u00a0tab\there",
+        Severity.WARNING,
+    )
+    assert problem.line() == (
+        "content/a\\n::error file=x::forged.json: spec.x\\x1b[2J\\u202e: warning: unknown field; "
+        "hint: allowed here: durée, \\xa0tab\\there"
+    )
+    assert format_report([problem], 1, 1).count("\n") == 1
+    assert printable("plain · ASCII and ünïcode") == "plain · ASCII and ünïcode"
+    assert printable("\udcff") == "\\udcff"  # an undecodable byte of a file name

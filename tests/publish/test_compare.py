@@ -23,7 +23,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.baseline import BaseError, preview_baseline, read_manifest
-from sitegen.publish.compare import Baseline, compare, format_markdown, md
+from sitegen.publish.compare import Baseline, compare, format_markdown, md, md_link
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.manifest import ManifestError, manifest_document, parse_manifest
 from tests.conftest import REGENERATE, REPOSITORY
@@ -213,7 +213,7 @@ def test_manifest_round_trip_and_refusals() -> None:
         parse_manifest(bad)
     # `$` matches before a final newline: every pattern must hold to the very end.
     bad["resources"][0]["path"] = "runs/\n"
-    with pytest.raises(ManifestError, match="not a site path"):
+    with pytest.raises(ManifestError, match="path: holds the control character U\\+000A"):
         parse_manifest(bad)
     bad = json.loads(json.dumps(document))
     bad["resources"][0]["digest"] += "\n"
@@ -225,7 +225,21 @@ def test_markdown_escapes_content() -> None:
     hostile = "[x](javascript:alert(1)) @octocat | <img src=x> `code`\n# heading"
     escaped = md(hostile)
     assert escaped == (
-        "\\[x\\](javascript:alert(1)) @\u200boctocat \\| \\<img src=x\\> \\`code\\` \\# heading"
+        "\\[x\\](javascript\\:alert(1)) @\u200boctocat \\| \\<img src=x\\> \\`code\\` \\# heading"
+    )
+    # GitHub's autolinks: a URL or a www. name in a text would become a link.
+    assert md("see https://evil.example/p.png or WWW.evil.example") == (
+        "see https\\://evil.example/p.png or WWW\\.evil.example"
+    )
+    # Bidirectional controls would reorder the cell: neutralised.
+    assert md("gpu \u202eevil\u202c") == "gpu  evil "
+
+
+def test_markdown_links_cannot_carry_markup_of_their_own() -> None:
+    """A site URL from a hostile base (or --head-url) is encoded where it is a link's
+    destination: no `)` can close the link and open an image."""
+    assert md_link("run", "https://a.example/x) ![i](https://t.example/p.png") == (
+        "[run](https://a.example/x%29%20!%5Bi%5D%28https://t.example/p.png)"
     )
 
 

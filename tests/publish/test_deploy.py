@@ -133,7 +133,9 @@ def test_previews_are_noindex_and_bannered(
     for page in pages:
         html = page.read_text()
         assert '<meta name="robots" content="noindex">' in html, page
-        banner = re.search(r'<div class="preview-banner" role="note">(.*?)</div></div>', html)
+        banner = re.search(
+            r'<aside class="preview-banner" aria-label="Deploy preview">(.*?)</div></aside>', html
+        )
         assert banner is not None, page
         assert re.sub(r"<[^>]+>", "", banner.group(1)) == BANNERS[context]
         assert '<a href="/changes/">see what it changes →</a>' in banner.group(1)

@@ -3,6 +3,8 @@ changed files are written."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import shutil
 from pathlib import Path
@@ -17,7 +19,8 @@ import sitegen.render.environment
 import sitegen.render.render
 import sitegen.site.lookup
 from sitegen.pipeline import build_site
-from sitegen.publish.incremental import STATE, State, cache_dir, read_state, write_state
+from sitegen.publish.incremental import STATE_HEADER, State, read_state, state_path, write_state
+from sitegen.user_cache import state_key, user_cache_dir
 from tests.conftest import FIXTURES
 from tests.test_pipeline import tree
 
@@ -65,7 +68,7 @@ def test_incremental_equals_cold_after_each_change(tmp_path: Path, parallel: boo
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
     assert build_site(content, out, incremental=True).out_dir is not None  # fills the cache
-    assert (cache_dir(out) / STATE).is_file()
+    assert (state_path(out) or tmp_path).is_file()
     assert tree(out) == cold(content, tmp_path, "0")
     runs = run_files(content)
 
@@ -147,33 +150,101 @@ def test_failed_incremental_build_keeps_site_and_cache(tmp_path: Path) -> None:
     assert tree(out) == before
 
 
+def _resign(path: Path, document: dict) -> None:  # type: ignore[type-arg]
+    """Write `document` as a state signed with this user's key: what a state written by other
+    sitegen code, or for other folders, would be."""
+    key = state_key()
+    assert key is not None
+    body = json.dumps(document).encode()
+    signature = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    path.write_bytes(STATE_HEADER + signature + b"\n" + body)
+
+
 def test_missing_or_foreign_state_means_a_full_build(tmp_path: Path) -> None:
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
-    build_site(content, out)  # no state
-    cache_dir(out).mkdir()
-    (cache_dir(out) / STATE).write_bytes(b"\x80\x04not json at all")  # a pickle, say
-    assert read_state(out) is None
+    assert build_site(content, out).out_dir is not None  # no state
+    # The old place beside the output, which a pull request could commit: never read.
+    planted = tmp_path / ".public.sitegen-cache"
+    planted.mkdir()
+    (planted / "state.json").write_bytes(b"\x80\x04not json at all")  # a pickle, say
+    assert read_state(out, content) is None
+    (out / "index.html").write_text("stale")
     assert build_site(content, out, incremental=True).out_dir is not None
     assert tree(out) == cold(content, tmp_path, "full")
-    # A state written by other sitegen code: not used, whatever it holds.
-    path = cache_dir(out) / STATE
-    document = json.loads(path.read_bytes())
-    assert read_state(out) is not None
-    path.write_text(json.dumps({**document, "code": "other code"}))
-    assert read_state(out) is None
-    # Fields of the wrong shape: the state is discarded, never half used.
+    path = state_path(out)
+    assert path is not None and path.is_file()
+    assert tmp_path not in path.parents  # kept in the user's cache, not beside the output
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    _, signature, body = path.read_bytes().split(b"\n", 2)
+    document = json.loads(body)
+    assert read_state(out, content) is not None
+    # Any byte changed, or signed with another key: not this user's build's, not used.
+    path.write_bytes(STATE_HEADER + signature + b"\n" + body.replace(b"index.html", b"index.htm"))
+    assert read_state(out, content) is None
+    path.write_bytes(STATE_HEADER + b"0" * 64 + b"\n" + body)
+    assert read_state(out, content) is None
+    # Signed, but by other sitegen code, for other folders, or with fields of the wrong shape:
+    # discarded, never half used.
     for broken in (
+        {**document, "code": "other code"},
+        {**document, "format": 3},
+        {**document, "folders": [str(out.resolve()), str(tmp_path / "elsewhere")]},
         {**document, "outputs": []},
         {**document, "loads": {"content/x.json": [["1"], [], []]}},
         {**document, "loads": {"content/x.json": [[1], [["only", "three", "fields"]], []]}},
         {**document, "outputs": {"index.html": [None, 5]}},
+        {**document, "tree": {"index.html": "x"}},
     ):
-        path.write_text(json.dumps(broken))
-        assert read_state(out) is None, broken
+        _resign(path, broken)
+        assert read_state(out, content) is None, broken
+    _resign(path, document)
+    assert read_state(out, content) is not None
     assert build_site(content, out, incremental=True).out_dir is not None
     assert tree(out) == cold(content, tmp_path, "full again")
+
+
+def test_a_key_others_could_write_is_not_trusted(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert read_state(out, content) is not None
+    folder = user_cache_dir()
+    assert folder is not None
+    key = folder / "state.key"
+    assert oct(key.stat().st_mode & 0o777) == oct(0o600)
+    key.chmod(0o622)
+    try:
+        assert read_state(out, content) is None
+    finally:
+        key.chmod(0o600)
+
+
+@pytest.mark.parametrize("change", ["edited", "added", "linked"])
+def test_an_output_changed_since_the_last_build_is_rebuilt_whole(
+    tmp_path: Path, change: str
+) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    assert build_site(content, out, incremental=True).out_dir is not None
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    runs = out / "runs"
+    if change == "edited":
+        (out / "index.html").write_text("defaced")
+    elif change == "added":
+        (out / "phishing.html").write_text("<a href=https://example.org/>log in</a>")
+    else:  # the next write into runs/ would follow the link out of the output
+        shutil.rmtree(runs)
+        runs.symlink_to(outside)
+    assert build_site(content, out, incremental=True).out_dir is not None
+    assert tree(out) == cold(content, tmp_path, "cold")
+    assert not runs.is_symlink()
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
 
 
 def test_a_state_written_reads_back_equal(tmp_path: Path) -> None:
@@ -183,8 +254,8 @@ def test_a_state_written_reads_back_equal(tmp_path: Path) -> None:
     state = State()
     assert build_site(content, out, state=state).out_dir is not None
     assert state.outputs and state.loads
-    write_state(out, state)
-    assert read_state(out) == state
+    assert write_state(out, content, state) is None
+    assert read_state(out, content) == state
 
 
 def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool) -> None:
@@ -193,6 +264,8 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
     state = State()
+    state_file = state_path(out)
+    assert state_file is not None
     runs = run_files(content)
     timed = next(p for p in runs if "timing" in json.loads(p.read_text())["spec"])
 
@@ -204,7 +277,7 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
         assert tree(out) == expected, name
         assert built.file_count == len(expected) - 1  # the marker is not an output
         assert built.page_count == sum(1 for p in expected if p.endswith(".html"))
-        assert not cache_dir(out).exists(), "nothing kept on disk"
+        assert not state_file.exists(), "nothing kept on disk"
         after = inodes(out)
         return {p: v for p, v in after.items() if before.get(p) != v}
 

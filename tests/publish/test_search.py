@@ -60,7 +60,7 @@ def test_the_index_goes_live_with_the_pages(built: Path) -> None:
     assert len(list((built / FOLDER / "fragment").iterdir())) == INDEXED
     # Only the pages: no work folder left in the site or beside it.
     assert not [p for p in built.rglob(".*") if p.name != ".sitegen-output"]
-    assert sorted(p.name for p in built.parent.iterdir()) == ["public"]
+    assert sorted(p.name for p in built.parent.iterdir()) == [".public.sitegen-lock", "public"]
 
 
 def test_the_filters_are_written_in_order(built: Path) -> None:
@@ -169,7 +169,11 @@ def test_a_failing_pagefind_fails_the_build_and_keeps_the_old_site(
     with pytest.raises(SearchError, match=r"pagefind exited 3: Error: something broke"):
         build_site(SITE_CONTENT, out, search=True)
     assert tree(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["pagefind", "public"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".public.sitegen-lock",
+        "pagefind",
+        "public",
+    ]
 
 
 def test_pagefind_reads_no_configuration_of_the_machine(
@@ -211,5 +215,5 @@ def test_incremental_builds_index_again_only_when_a_page_changed(
     # Built without the index, an incremental build leaves none behind.
     build_site(content, out, incremental=True, search=False)
     assert not (out / FOLDER).exists()
-    left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == [".public.sitegen-cache", "cold", "content", "public"]  # no work folder
+    left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith("-lock"))
+    assert left == ["cold", "content", "public"]  # no work folder beside them

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import re
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,12 +17,13 @@ from sitegen.pipeline import build_site
 from sitegen.publish.write import (
     MARKER,
     OutputError,
+    WriteError,
     check_output_dir,
     patched,
     staged_folder,
     write_site,
 )
-from tests.conftest import FIXTURES, REPOSITORY
+from tests.conftest import FIXTURES, REPOSITORY, beside
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 
@@ -31,7 +37,8 @@ def test_write_replaces_the_whole_tree(tmp_path: Path) -> None:
     write_site({"a/index.html": b"one", "gone.html": b"old"}, out)
     write_site({"a/index.html": b"two"}, out)
     assert snapshot(out) == {"a/index.html": b"two", MARKER: (out / MARKER).read_bytes()}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]  # no staging left behind
+    # No staging left behind; the lock file stays (removing it would race with a waiter).
+    assert beside(tmp_path) == ["public"]
 
 
 def test_exception_mid_write_keeps_previous_site(tmp_path: Path) -> None:
@@ -47,10 +54,10 @@ def test_exception_mid_write_keeps_previous_site(tmp_path: Path) -> None:
         Path(path).write_bytes(data)
 
     files = {f"p{i}/index.html": b"new" for i in range(5)}
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(WriteError, match="disk full"):
         write_site(files, out, write_file=failing)
     assert snapshot(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]
+    assert beside(tmp_path) == ["public"]
 
 
 def test_killed_build_leftovers_are_cleaned(tmp_path: Path) -> None:
@@ -163,7 +170,7 @@ def test_a_patch_moves_each_changed_file_in_and_deletes_the_gone(tmp_path: Path)
         patch.write("a/index.html", b"half")
         raise RuntimeError("a template failed")
     assert (out / "a/index.html").read_bytes() == b"A"
-    assert [p.name for p in tmp_path.iterdir()] == ["public"]
+    assert beside(tmp_path) == ["public"]
     with pytest.raises(OutputError):
         patch.delete("../outside")
 
@@ -183,6 +190,90 @@ def test_a_staged_folder_replaces_its_old_self_whole_or_not_at_all(tmp_path: Pat
     with staged_folder(out, "pagefind"):
         pass  # left absent: the old one goes
     assert not (out / "pagefind").exists() and (out / "index.html").read_bytes() == b"home"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["public"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".public.sitegen-lock", "public"]
     with pytest.raises(OutputError, match="not a previous sitegen output"):
         staged_folder(tmp_path / "other", "pagefind").__enter__()
+
+
+# --- a file system that refuses writes: one line, exit 2, the previous site as it was -----------
+
+# As the command line's guard words them (cli/guard.py), after the path.
+READ_ONLY = (
+    "read-only file system; hint: that file system is read-only: remount it writable, or write "
+    "somewhere else (--out)"
+)
+FULL = (
+    "no space left on device; hint: the disk is full: free some space, or write somewhere else "
+    "(--out)"
+)
+
+
+@pytest.mark.parametrize("where", ["lock", "staging", "page in a worker", "page"])
+def test_a_file_system_that_refuses_writes_is_one_line_and_keeps_the_site(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sitegen.process
+    import sitegen.publish.write
+    import sitegen.render.render
+
+    out = tmp_path / "public"
+    assert build_site(SITE_CONTENT, out).out_dir is not None
+    before = snapshot(out)
+    read_only = OSError(errno.EROFS, os.strerror(errno.EROFS))
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    if where == "lock":
+        real_open = os.open
+
+        def refusing_open(path: Any, *args: Any) -> int:
+            if str(path).endswith(".sitegen-lock"):
+                raise read_only
+            return real_open(path, *args)
+
+        monkeypatch.setattr(os, "open", refusing_open)
+        expected = f"{tmp_path}/.public.sitegen-lock: {READ_ONLY}"
+    elif where == "staging":
+        real_mkdtemp = tempfile.mkdtemp
+
+        def refusing_mkdtemp(*args: Any, **kwargs: Any) -> str:
+            if ".staging-" in kwargs.get("prefix", ""):
+                raise read_only
+            return real_mkdtemp(*args, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkdtemp", refusing_mkdtemp)
+        expected = f"{tmp_path}: {READ_ONLY}"
+    else:
+        if where == "page in a worker":
+            monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 0)
+            monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
+        written = []
+        real_write = sitegen.publish.write._write_all
+
+        def filling(descriptor: int, data: Any) -> None:
+            written.append(1)
+            if len(written) > 20:
+                raise full
+            real_write(descriptor, data)
+
+        monkeypatch.setattr(sitegen.publish.write, "_write_all", filling)
+        expected = f"{out.resolve()}/PATH: {FULL}"
+    assert main(["build", str(SITE_CONTENT), "--out", str(out)]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("sitegen")]
+    pattern = re.escape(f"sitegen build: {expected}").replace("PATH", r"\S+")
+    assert len(lines) == 1 and re.fullmatch(pattern, lines[0]), lines
+    assert snapshot(out) == before
+    assert beside(tmp_path) == ["public"]
+
+
+def test_a_patch_never_writes_through_a_link_in_the_output(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    write_site({"a/index.html": b"a", "b/index.html": b"b"}, out)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(out / "a")
+    (out / "a").symlink_to(outside)
+    refused = r"public/a: it is not a folder sitegen made"
+    with pytest.raises(OutputError, match=refused), patched(out) as patch:
+        patch.write("a/index.html", b"through the link")
+    with pytest.raises(OutputError, match=refused), patched(out) as patch:
+        patch.delete("a/index.html")
+    assert list(outside.iterdir()) == []

@@ -44,3 +44,16 @@ def test_ratios_say_their_direction_in_words() -> None:
     assert against_baseline(0.8) == "1.25× slower"
     assert against_baseline(1 / 268) == "268× slower"  # never 0.00×
     assert against_baseline(float("inf")) == "—" and against_baseline(0.0) == "—"
+
+
+def test_memory_reads_as_an_amount_and_equal_values_as_equal() -> None:
+    from sitegen.site.format import against_baseline, slower_than_fastest, wording
+
+    memory = wording("peak_memory_allocated")
+    assert slower_than_fastest(1.0, 1, memory) == "lowest"
+    assert slower_than_fastest(2.5, 2, memory) == "2.50× more"
+    assert slower_than_fastest(1.0, 2, memory) == "equal to the lowest"  # a tie in rank only
+    assert against_baseline(4.0, memory) == "4.00× less"
+    assert against_baseline(0.5, memory) == "2.00× more"
+    assert against_baseline(1.0) == "equal"
+    assert wording("latency").best == "fastest"

@@ -79,3 +79,27 @@ def test_a_no_grad_forward_pass_is_not_charted_as_the_forward(site: Path) -> Non
         (site / "protocols" / "liger-bench-do-bench-no-grad-forward" / "index.json").read_text()
     )["digest"]
     assert no_grad not in protocols
+
+
+def test_gpu_pages_and_kernel_pages_give_the_same_verdicts(site: Path) -> None:
+    """A GPU page judges each kernel's cohorts without drawing its charts: its line for each
+    kernel and pass must be the kernel page's, word for word, and link to that section."""
+    from_kernels: dict[str, str] = {}
+    for twin_path in (site / "kernels").glob("*/index.json"):
+        twin = json.loads(twin_path.read_text())
+        if "passes" not in twin:
+            continue
+        url = twin["kernel"]["url"]
+        for section in twin["passes"]:
+            for gpu in section["gpus"]:
+                if gpu["wins"]:
+                    from_kernels[f"{url}|{section['pass']}|{gpu['environment']}"] = gpu["wins"]
+    from_gpus: dict[str, str] = {}
+    for twin_path in (site / "gpus").glob("*/index.json"):
+        twin = json.loads(twin_path.read_text())
+        for line in twin.get("wins", ()):
+            from_gpus[f"{line['kernel']}|{line['pass']}|{twin['digest']}"] = line["text"]
+            kernel_page = site / line["section"].split("#")[0].strip("/") / "index.html"
+            assert f'id="{line["section"].split("#")[1]}"' in kernel_page.read_text()
+    assert len(from_gpus) > 50
+    assert from_gpus == from_kernels

@@ -79,5 +79,5 @@ def test_clashing_paths_are_an_error() -> None:
         _renamed(third, f"x-{first.digest[7:19]}"),
     ]
     shared, _ = resolve(entries)
-    with pytest.raises(UrlError, match="same page"):
+    with pytest.raises(UrlError, match="is also the page of"):
         plan_urls(shared, analyse(shared).kernels, None)

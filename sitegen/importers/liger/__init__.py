@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,6 +88,9 @@ class LigerImporter:
 
     def provider(self, source: str, provider: str) -> Provider | None:
         return conventions.provider(source, provider)
+
+    def release(self, source: str, labels: Mapping[str, str]) -> str | None:
+        return conventions.release(source, labels)
 
 
 IMPORTER = LigerImporter()

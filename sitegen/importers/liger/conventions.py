@@ -9,6 +9,7 @@ described (`liger-kernel-scripts-<environment>`), credited as such."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sitegen.content.reports import Attribution
@@ -94,3 +95,13 @@ def shape_of(source: str, external_id: str) -> Shape | None:
             axes = tuple((m.group(1), int(m.group(2))) for m in matches if m)
             return Shape(axes, dtype, ())
     return None
+
+
+RELEASE_LABEL = "liger_version"  # each run's labels: the Liger release the CSV row recorded
+
+
+def release(source: str, labels: Mapping[str, str]) -> str | None:
+    """The Liger release a run was measured with, from its labels."""
+    if not is_ours(source):
+        return None
+    return labels.get(RELEASE_LABEL) or None

@@ -2,8 +2,12 @@
 
 `import_rows` reads and binds every row in memory; `main` writes the result. Each row is imported
 as one BenchmarkRun (with the resources it points at) or skipped with a named reason; a malformed
-file (missing columns, ragged rows, non-numeric values, bad config JSON …) or environment file
-stops the import before anything is written.
+file (missing columns, ragged rows, non-numeric values, bad config JSON, numbers no resource can
+hold …) or environment file stops the import before anything is written. So does an import of no
+run at all, and a tree that would not pass `sitegen check`: the tree is checked, in memory, by
+the same pipeline before it is written. `--out` is replaced whole, as a build's output is
+(publish/write.py): never a folder that is not a previous import, nor the root, the home or
+the current directory, nor one holding a project.
 
 Rows come from upstream's files, bound to a GPU by `gpu_name`, or from CSVs a contributor
 measured on a machine they describe with an ExecutionEnvironment (`Measured`): each of those
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -40,7 +43,12 @@ from sitegen.importers.liger.resources import (
 )
 from sitegen.importers.liger.rows import Row, read_csv
 from sitegen.importers.liger.sources import Origin, describes, load_environment, measured, upstream
-from sitegen.model.problems import Problem, Severity
+from sitegen.model.problems import Problem, Severity, errors
+from sitegen.model.wording import counted
+from sitegen.publish.write import Owner, check_output_dir, write_site
+
+# A folder the import may replace: absent, empty, or holding a previous import's reports.
+IMPORTED_CONTENT = Owner("a previous import", "_sources", None, "no _sources folder")
 
 
 @dataclass(frozen=True)
@@ -218,6 +226,9 @@ def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ())
                     SkippedRow(origin, row.file, row.line, unbound.reason, unbound.detail)
                 )
                 continue
+            except (ArithmeticError, ValueError) as error:  # numbers no resource can hold
+                problems.append(Problem(f"{row.file}:{row.line}", "row", f"cannot import: {error}"))
+                continue
             seen[external_id] = f"{row.file}:{row.line}"
             imported.append(outcome)
     result = ImportResult(
@@ -345,54 +356,45 @@ def render(document: Json) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def write_tree(tree: Mapping[str, Json], out_dir: Path) -> None:
-    """Replace `out_dir` with `tree`, all or nothing: staged beside it, then swapped in.
+def rendered(tree: Mapping[str, Json]) -> dict[str, bytes]:
+    """The tree's files as written, the reports first: a staging tree left by a killed import
+    is known by its `_sources` folder (publish/write.py)."""
+    order = sorted(tree, key=lambda path: (not path.startswith("_sources/"), path))
+    return {path: render(tree[path]).encode() for path in order}
 
-    The importer owns `out_dir` entirely: whatever it held before is replaced.
-    """
-    staging = out_dir.with_name(f".{out_dir.name}.importing")
-    previous = out_dir.with_name(f".{out_dir.name}.previous")
-    for leftover in (staging, previous):  # from an import that died half-way
-        if leftover.exists():
-            shutil.rmtree(leftover)
-    try:
-        for relative, document in sorted(tree.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(document), encoding="utf-8")
-        if out_dir.exists():
-            out_dir.rename(previous)
-        try:
-            staging.rename(out_dir)
-        except OSError:
-            if previous.exists():
-                previous.rename(out_dir)
-            raise
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-    if previous.exists():
-        shutil.rmtree(previous)
+
+def write_tree(tree: Mapping[str, Json], out_dir: Path) -> None:
+    """Replace `out_dir` with `tree`, all or nothing: staged beside it, then swapped in, under
+    its lock. OutputError for a folder the import may not replace, or a failed write."""
+    write_site(rendered(tree), out_dir, owner=IMPORTED_CONTENT)
 
 
 def main(csv_paths: list[Path], out_dir: Path, measured_on: Iterable[Measured] = ()) -> int:
     """`sitegen import liger CSV... [--environment HOST.json CSV...] --out DIR`: prints each file's
-    counts, every skipped row and a summary; returns 0, or 1 for malformed input (nothing
-    written)."""
+    counts, every skipped row and a summary; returns 0, or 1 for malformed input, an import of
+    no run or content that would not check. Raises OutputError for an `--out` that may not be
+    replaced, WriteError (an OSError) for one that cannot be written. Nothing is written unless
+    it returns 0."""
+    check_output_dir(out_dir, None, IMPORTED_CONTENT)
     result = import_rows(csv_paths, measured_on)
     if result.problems:
-        for problem in result.problems:
-            print(problem.line(), file=sys.stderr)
-        count = len(result.problems)
-        print(
-            f"{count} problem{'s' if count != 1 else ''} in the input; nothing written",
-            file=sys.stderr,
-        )
+        return _refuse(result.problems, "in the input")
+    if not result.imported:
+        for reason, count in sorted(Counter(row.reason for row in result.skipped).items()):
+            print(f"skipped, {reason}: {count}", file=sys.stderr)
+        print("nothing imported: every row was skipped; nothing written", file=sys.stderr)
         return 1
     for warning in result.warnings:
         print(warning.line(), file=sys.stderr)
     tree = result.tree()
-    write_tree(tree, out_dir)
+    files = rendered(tree)
+    # Checked as a tree named as `--out` is, so its problems name the files to be.
+    from sitegen.pipeline import check_documents  # the whole pipeline: only to import
+
+    checked = check_documents(files.items(), out_dir.resolve().name or "content")
+    if errors(checked.problems):
+        return _refuse(errors(checked.problems), "in what the import would write")
+    write_site(files, out_dir, owner=IMPORTED_CONTENT)
     for source in result.sources:
         imported = sum(
             1 for row in result.imported if (row.origin, row.file) == (source.origin, source.name)
@@ -420,3 +422,11 @@ def main(csv_paths: list[Path], out_dir: Path, measured_on: Iterable[Measured] =
     plural = "s" if total != 1 else ""
     print(f"imported {total} run{plural} ({runs or 'none'}) into {out_dir}: {kinds}")
     return 0
+
+
+def _refuse(problems: Iterable[Problem], where: str) -> int:
+    found = list(problems)
+    for problem in found:
+        print(problem.line(), file=sys.stderr)
+    print(f"{counted(len(found), 'problem')} {where}; nothing written", file=sys.stderr)
+    return 1

@@ -33,7 +33,17 @@ COLUMNS = (
 Y_COLUMNS = ("y_value_50", "y_value_20", "y_value_80")  # median, p20, p80: do_bench's quantiles
 
 
-TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
+TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+MAX_INTEGER_DIGITS = 30  # no axis or scalar is longer; int() of thousands of digits is refused
+
+
+def _config_integer(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise ValueError(f"an integer of {len(text):,} digits")
+    return int(text)
+
+
+_CONFIG = json.JSONDecoder(parse_int=_config_integer)
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,9 @@ def read_csv(path: Path) -> tuple[SourceFile, list[Row], list[Problem]]:
                 problems.extend(row_problems)
                 if row is not None:
                     rows.append(row)
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+    except (UnicodeDecodeError, csv.Error) as error:
+        # An OSError (no such file, no permission) is the command line's or the machine's, not
+        # the input's: the command's guard names the path (exit 2).
         problems.append(Problem(name, "file", f"cannot read: {error}"))
     return SourceFile(name, count), rows, problems
 
@@ -99,7 +111,7 @@ def _parse_record(
             problems.append(Problem(at, column, f"not a number: {values[column]!r}"))
     config: Any = {}
     try:
-        config = json.loads(values["extra_benchmark_config_str"])
+        config = _CONFIG.decode(values["extra_benchmark_config_str"])
     except json.JSONDecodeError as error:
         problems.append(
             Problem(
@@ -108,6 +120,9 @@ def _parse_record(
                 f"not valid JSON: {error.msg} (column {error.colno})",
             )
         )
+    except (RecursionError, ValueError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        problems.append(Problem(at, "extra_benchmark_config_str", f"not readable: {reason}"))
     else:
         if not isinstance(config, dict):
             problems.append(Problem(at, "extra_benchmark_config_str", "not a JSON object"))
@@ -125,7 +140,7 @@ def _parse_record(
 
 
 def _is_timestamp(text: str) -> bool:
-    if not TIMESTAMP.match(text):
+    if not TIMESTAMP.fullmatch(text):
         return False
     try:
         datetime.strptime(text, "%Y-%m-%d %H:%M:%S")

@@ -35,3 +35,15 @@ def test_liger_runs_are_credited_with_the_upstream_licence() -> None:
     assert found is not None and found.licence == "BSD-2-Clause"
     assert "LinkedIn" in found.copyright
     assert conventions.attribution("kernelbench") is None
+
+
+def test_the_release_is_the_liger_version_label_of_our_runs_only() -> None:
+    from sitegen.importers.liger.conventions import release
+    from sitegen.importers.registry import release_of
+
+    assert release("liger-kernel-bench", {"liger_version": "0.6.0"}) == "0.6.0"
+    assert release("liger-kernel-scripts-kernelindex-h200", {"liger_version": "0.8.5"}) == "0.8.5"
+    assert release("liger-kernel-bench", {"role": "baseline"}) is None
+    assert release("someone-else", {"liger_version": "0.6.0"}) is None  # not ours to read
+    assert release_of("liger-kernel-bench-cutile", {"liger_version": "0.8.0"}) == "0.8.0"
+    assert release_of("someone-else", {"liger_version": "0.6.0"}) is None

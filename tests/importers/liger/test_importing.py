@@ -15,12 +15,15 @@ from typing import Any
 
 import pytest
 
+import sitegen.publish.write
+from sitegen.cli import main as cli_main
 from sitegen.importers.liger import importing
 from sitegen.importers.liger.import_reports import FILE_COMMITS, REPORT_PATH
 from sitegen.importers.liger.importing import ImportResult, import_rows, main
 from sitegen.importers.liger.resources import nanoseconds, operation
 from sitegen.pipeline import check_content
-from tests.conftest import FIXTURES, REGENERATE, SHARED, read_json
+from sitegen.publish.errors import WriteError
+from tests.conftest import FIXTURES, REGENERATE, SHARED, beside, read_json
 
 DATA = SHARED / "data" / "liger"
 CSVS = [DATA / name for name in FILE_COMMITS]
@@ -252,24 +255,23 @@ def test_importing_twice_changes_no_byte(tmp_path: Path, monkeypatch: pytest.Mon
     before = snapshot(tmp_path / "content")
     assert run_main(files, Path("content")) == first
     assert snapshot(tmp_path / "content") == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]  # no staging left over
+    assert beside(tmp_path) == ["content"]  # no staging left over
 
 
 def test_a_failed_write_leaves_the_previous_content(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "content"
-    (out / "runs").mkdir(parents=True)
-    (out / "runs" / "old.json").write_text("{}\n")
+    before = previous_import(out)
 
-    def fail(document: dict[str, Any]) -> str:
-        raise OSError("disk full")
+    def fail(path: str, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(importing, "render", fail)
-    with pytest.raises(OSError, match="disk full"):
-        importing.write_tree({"a.json": {}}, out)
-    assert snapshot(out) == {"runs/old.json": b"{}\n"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
+    monkeypatch.setattr(sitegen.publish.write, "_write_file", fail)
+    with pytest.raises(WriteError, match=r"No space left on device: '\S*content/_sources/"):
+        importing.write_tree({REPORT_PATH: {}, "a.json": {}}, out)
+    assert snapshot(out) == before
+    assert beside(tmp_path) == ["content"]
 
 
 # --- rows that do not bind, input that is malformed -----------------------------------------------
@@ -291,10 +293,76 @@ def test_rows_that_do_not_bind_are_skipped_with_a_reason(
 @pytest.mark.parametrize("case", MALFORMED, ids=[case.name for case in MALFORMED])
 def test_malformed_input_writes_nothing(case: Path, tmp_path: Path) -> None:
     out = tmp_path / "content"
-    out.mkdir()
-    (out / "keep.json").write_text("{}\n")
+    before = previous_import(out)
     output = run_main(sorted(case.glob("*.csv")), out)
     compare_or_regenerate(case / "expected.txt", output)
     assert output.endswith("[exit 1]\n")
-    assert snapshot(out) == {"keep.json": b"{}\n"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["content"]
+    assert snapshot(out) == before
+    assert beside(tmp_path) == ["content"]
+
+
+def previous_import(out: Path) -> dict[str, bytes]:
+    """A folder a previous import wrote (its report says so), with one file in it."""
+    (out / "_sources").mkdir(parents=True)
+    (out / REPORT_PATH).write_text("{}\n")
+    (out / "keep.json").write_text("{}\n")
+    return snapshot(out)
+
+
+# --- where an import may write --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["project", "home", "current", "parent", "foreign", "link"])
+def test_an_import_replaces_only_a_folder_it_wrote(
+    case: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The same dangerous-path rules as `sitegen build`'s output (publish/write.py)."""
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "pyproject.toml").write_text("[project]\n")
+    (work / ".git").mkdir()
+    home = tmp_path / "home"
+    (home / "notes.txt").parent.mkdir()
+    (home / "notes.txt").write_text("mine")
+    monkeypatch.setenv("HOME", str(home))
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "cat.jpg").write_bytes(b"\xff")
+    (tmp_path / "link").symlink_to(foreign)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(work / "sub" if case in ("current", "parent") else tmp_path / "elsewhere")
+    out, target, reason = {
+        "project": (work, work, "it holds a project (pyproject.toml or .git)"),
+        "home": (home, home, "the file system root or home directory"),
+        "current": (Path("."), work / "sub", "it is or holds the current directory"),
+        "parent": (Path(".."), work, "it is or holds the current directory"),
+        "foreign": (
+            foreign,
+            foreign,
+            "a non-empty directory that is not a previous import (no _sources folder)",
+        ),
+        "link": (tmp_path / "link", tmp_path / "link", "it is a symbolic link"),
+    }[case]
+    before = {folder: snapshot(folder) for folder in (work, home, foreign)}
+    csvs = [str(path) for path in sorted((LIGER_FIXTURES / "shared").glob("*.csv"))]
+    capsys.readouterr()
+    assert cli_main(["import", "liger", *csvs, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == (
+        "",
+        f"sitegen import: refusing to write to {target}: {reason}\n",
+    )
+    assert {folder: snapshot(folder) for folder in (work, home, foreign)} == before
+
+
+def test_an_import_replaces_a_previous_import_whole(tmp_path: Path) -> None:
+    out = tmp_path / "content"
+    previous_import(out)
+    output = run_main(sorted((LIGER_FIXTURES / "shared").glob("*.csv")), out)
+    assert output.endswith("[exit 0]\n")
+    written = snapshot(out)
+    assert "keep.json" not in written and REPORT_PATH in written
+    assert check_content(out).ok

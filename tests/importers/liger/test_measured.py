@@ -198,13 +198,15 @@ def test_a_bad_environment_file_is_one_line_and_writes_nothing(
 ) -> None:
     monkeypatch.chdir(case)  # the file as a contributor names it: host.json
     out = tmp_path / "content"
-    out.mkdir()
+    (out / "_sources").mkdir(parents=True)  # a previous import, which it may replace
+    (out / "_sources" / "liger-kernel.json").write_text("{}\n")
     (out / "keep.json").write_text("{}\n")
+    before = snapshot(out)
     output = run_main([], out, [Measured(Path("host.json"), (MEASURED_CSV,))])
     compare_or_regenerate(case / "expected.txt", output)
     assert output.endswith("[exit 1]\n")
     assert output.count("host.json: ") == 1
-    assert snapshot(out) == {"keep.json": b"{}\n"}
+    assert snapshot(out) == before
 
 
 def test_an_environment_must_describe_its_rows_gpu(tmp_path: Path) -> None:

@@ -1,0 +1,306 @@
+"""`sitegen serve`: rebuilds through the pipeline, the site's own 404 page, gzip, the live-reload
+script added to HTML only, the event stream, the port, and a stop within a second."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.error import HTTPError
+from urllib.request import HTTPRedirectHandler, Request, build_opener, urlopen
+
+import pytest
+
+from sitegen.cli import main
+from sitegen.cli.exit_codes import CommandError
+from sitegen.serve.server import (
+    SCRIPT_TAG,
+    BuildStatus,
+    SiteServer,
+    rebuild,
+    start_server,
+    stop_server,
+)
+from tests.conftest import FIXTURES
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+SEED_PAGE = "runs/f0cf6dd69e048a9b/index.html"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    files = (p for p in sorted(root.rglob("*")) if p.is_file())
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in files}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SiteServer, Path]]:
+    """The fixture site built once, served on a free port."""
+    out = tmp_path_factory.mktemp("served") / "site"
+    status = BuildStatus()
+    assert rebuild(SITE_CONTENT, out, None, status=status).ok
+    server = start_server(out, 0, status=status)
+    yield server, out
+    stop_server(server)
+
+
+def get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body, whatever the status; redirects not followed."""
+
+    class Refuse(HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    try:
+        with build_opener(Refuse).open(Request(url, headers=headers)) as response:
+            return response.status, dict(response.headers), response.read()
+    except HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_html_gets_the_live_reload_script_and_the_files_stay_as_built(
+    served: tuple[SiteServer, Path],
+) -> None:
+    server, out = served
+    on_disk = (out / SEED_PAGE).read_bytes()
+    assert b"__sitegen" not in on_disk  # what `build` writes: the script is serve's alone
+    status, headers, body = get(f"{server.url}runs/f0cf6dd69e048a9b/")
+    assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
+    assert body == on_disk.replace(b"</head>", SCRIPT_TAG + b"</head>", 1)
+    assert body.count(SCRIPT_TAG) == 1
+    status, headers, body = get(f"{server.url}runs/f0cf6dd69e048a9b/index.json")
+    assert status == 200 and body == (out / "runs/f0cf6dd69e048a9b/index.json").read_bytes()
+    status, headers, script = get(f"{server.url}__sitegen/live-reload.js")
+    assert status == 200 and headers["Content-Type"].startswith("text/javascript")
+    assert b'new EventSource("/__sitegen/events")' in script
+
+
+def test_a_missing_page_is_the_sites_own_404_with_status_404(
+    served: tuple[SiteServer, Path],
+) -> None:
+    server, out = served
+    expected = (out / "404.html").read_bytes().replace(b"</head>", SCRIPT_TAG + b"</head>", 1)
+    for path in ("no/such/page/", "runs/0000000000000000/", "../../etc/passwd", ".sitegen-output"):
+        status, headers, body = get(server.url + path)
+        assert (status, body) == (404, expected), path
+        assert headers["Content-Type"] == "text/html; charset=utf-8"
+
+
+def test_a_folder_without_its_slash_redirects(served: tuple[SiteServer, Path]) -> None:
+    server, _ = served
+    status, headers, _ = get(f"{server.url}runs/f0cf6dd69e048a9b?x=1")
+    assert status == 301 and headers["Location"] == "/runs/f0cf6dd69e048a9b/?x=1"
+
+
+@pytest.mark.parametrize(
+    ("accept", "compressed"),
+    [
+        ("gzip, deflate, br", True),
+        ("br;q=1.0, gzip;q=0.8", True),
+        ("*", True),
+        ("gzip;q=0", False),
+        ("identity", False),
+        (None, False),
+    ],
+)
+def test_gzip_only_when_asked(
+    served: tuple[SiteServer, Path], accept: str | None, compressed: bool
+) -> None:
+    server, out = served
+    headers = {"Accept-Encoding": accept} if accept is not None else {}
+    plotly = next((out / "assets").glob("plotly-*.js"))
+    for path, expected in (
+        (f"assets/{plotly.name}", plotly.read_bytes()),
+        (
+            "runs/f0cf6dd69e048a9b/",
+            (out / SEED_PAGE).read_bytes().replace(b"</head>", SCRIPT_TAG + b"</head>", 1),
+        ),
+    ):
+        status, got, body = get(server.url + path, **headers)
+        assert status == 200 and got["Vary"] == "Accept-Encoding"
+        assert got.get("Content-Encoding") == ("gzip" if compressed else None)
+        assert int(got["Content-Length"]) == len(body)
+        assert (gzip.decompress(body) if compressed else body) == expected
+
+
+def test_the_event_stream_names_each_build_and_the_last_failure(tmp_path: Path) -> None:
+    status = BuildStatus()
+    status.published()
+    server = start_server(tmp_path, 0, status=status)
+    try:
+        with urlopen(f"{server.url}__sitegen/events", timeout=10) as stream:
+            assert stream.headers["Content-Type"] == "text/event-stream"
+
+            def next_event() -> dict[str, object]:
+                while not (line := stream.readline().decode()).startswith("data: "):
+                    pass
+                return json.loads(line[len("data: ") :])  # type: ignore[no-any-return]
+
+            first = next_event()
+            assert first["error"] is None and str(first["build"]).endswith("-1")
+            status.failed("content/runs/x.json: 1:2: invalid JSON\n1 error, 0 warnings")
+            failed = next_event()
+            assert failed == {"build": first["build"], "error": status.now()["error"]}
+            status.published()
+            assert next_event() == {"build": str(first["build"])[:-1] + "2", "error": None}
+    finally:
+        stop_server(server)
+
+
+def test_before_a_first_good_build_every_page_says_so(tmp_path: Path) -> None:
+    status = BuildStatus()
+    server = start_server(tmp_path / "no-site", 0, status=status)
+    try:
+        code, _, body = get(server.url)
+        assert code == 503 and b"There is no site yet" in body and SCRIPT_TAG in body
+    finally:
+        stop_server(server)
+
+
+def test_serve_rebuilds_and_keeps_the_last_good_site(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "site"
+    status = BuildStatus()
+    outcome = rebuild(content, out, None, status=status)
+    assert outcome.ok and outcome.state.outputs
+    server = start_server(out, 0, status=status)
+    try:
+        url = f"{server.url}runs/f0cf6dd69e048a9b/"
+        assert "LayerNorm · liger · backward" in get(url)[2].decode()
+        built = status.now()["build"]
+        # A broken edit: the rebuild fails, the previous site keeps being served, and every
+        # page is told why.
+        bad = content / "runs" / "bad.json"
+        bad.write_text("{")
+        failed = rebuild(content, out, None, outcome, status)
+        assert not failed.ok and failed.state is outcome.state
+        assert get(url)[0] == 200
+        assert status.now() == {
+            "build": built,
+            "error": "content/runs/bad.json: 1:2: invalid JSON: expecting property name enclosed "
+            "in double quotes\n1 error, 0 warnings: 50 resources in 49 files",
+        }
+        before = tree(out)
+        # Then a good run edited while bad.json is still there: still an error.
+        run = sorted((content / "runs").glob("liger-layer-norm-*.json"))[0]
+        document = json.loads(run.read_text())
+        document["metadata"]["title"] += " (edited)"
+        run.write_text(json.dumps(document))
+        assert not rebuild(content, out, None, failed, status).ok
+        assert tree(out) == before
+        bad.unlink()
+        mended = rebuild(content, out, None, failed, status)
+        assert mended.ok and "(edited)" in (out / "index.json").read_text() + "".join(
+            p.read_text() for p in (out / "runs").glob("*/index.json")
+        )
+        assert status.now()["error"] is None and status.now()["build"] != built
+    finally:
+        stop_server(server)
+
+
+def test_a_port_in_use_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(CommandError):
+            start_server(tmp_path, port)
+        assert main(["serve", str(SITE_CONTENT), "--port", str(port)]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen serve: 127.0.0.1:{port}: address already in use; hint: another server may be "
+        "listening there: stop it, or choose another --port or --host\n"
+    )
+
+
+def _serve(content: Path, tmp_path: Path, *options: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0", *options]
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        # As from a terminal: a shell's background job (CI, say) would pass SIGINT on ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def _until_serving(process: subprocess.Popen[str]) -> tuple[str, list[str]]:
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("serving "):
+            return line.split()[1], lines
+    raise AssertionError(f"serve ended before serving: {lines}")
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_serve_stops_within_a_second_and_leaves_nothing(tmp_path: Path, stop: str) -> None:
+    """Ctrl-C or a process manager's SIGTERM: `sitegen serve` exits 0 at once, even with a page
+    listening to its event stream, and its temporary site is gone soon after (deleted by a
+    process of its own, which ends too)."""
+    with _serve(SITE_CONTENT, tmp_path, "--host", "127.0.0.1") as process:
+        url, lines = _until_serving(process)
+        assert url.startswith("http://127.0.0.1:")
+        (workspace,) = tmp_path.glob("sitegen-serve-*")
+        assert (workspace / "site" / "index.html").is_file(), lines
+        listening = threading.Thread(
+            target=lambda: urlopen(f"{url}__sitegen/events", timeout=30).read(), daemon=True
+        )
+        listening.start()
+        time.sleep(0.2)
+        started = time.perf_counter()
+        process.send_signal(getattr(signal, stop))
+        assert process.wait(timeout=30) == 0
+        took = time.perf_counter() - started
+    assert took < 1.0, f"{stop} to exit: {took:.3f} s"
+
+    def remover_running() -> bool:
+        found = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        return str(workspace) in found
+
+    deadline = time.monotonic() + 30
+    while (workspace.exists() or remover_running()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not list(tmp_path.glob("sitegen-serve-*"))
+    assert not remover_running()  # the process that deleted it has ended
+
+
+def test_a_rebuild_that_changes_no_file_reloads_no_page(tmp_path: Path) -> None:
+    """An editor's save can come as two events, two rebuilds: the second writes nothing, so
+    the pages are not reloaded again (a failure's report is dropped all the same)."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    status = BuildStatus()
+    outcome = rebuild(content, tmp_path / "site", None, status=status)
+    first = status.now()
+    outcome = rebuild(content, tmp_path / "site", None, outcome, status)
+    assert status.now() == first
+    status.failed("a report")
+    rebuild(content, tmp_path / "site", None, outcome, status)
+    assert status.now() == first
+
+
+def test_a_page_that_goes_away_mid_response_is_no_error(
+    served: tuple[SiteServer, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reload aborts the files still downloading: no traceback in the terminal."""
+    server, out = served
+    plotly = next((out / "assets").glob("plotly-*.js")).name
+    for _ in range(3):
+        with socket.create_connection(("127.0.0.1", server.server_port)) as connection:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+            connection.sendall(f"GET /assets/{plotly} HTTP/1.0\r\n\r\n".encode())
+            connection.recv(1)
+    time.sleep(0.3)
+    assert "Traceback" not in capsys.readouterr().err

@@ -1,0 +1,88 @@
+"""Who wins where, in words (sitegen/site/verdicts.py): the strip under a chart, the tally at
+the top of a kernel page, and a GPU page's summary of each kernel and pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sitegen.site.resource import ResourceContext
+from tests.analysis.test_verdicts import edited
+from tests.site.planned import fixture_site
+from tests.site.test_kernel import layer_norm_page
+
+SWITCH = {
+    ("liger", 1024): (100_000, 95_000, 105_000),
+    ("huggingface", 1024): (50_000, 48_000, 52_000),
+    ("liger", 4096): (100_000, 90_000, 110_000),
+    ("huggingface", 4096): (105_000, 100_000, 112_000),
+    ("liger", 16384): (100_000, 98_000, 102_000),
+    ("huggingface", 16384): (200_000, 190_000, 210_000),
+}
+
+
+def test_the_strip_names_each_points_winner_and_the_tally_sums_the_pass(tmp_path: Path) -> None:
+    kernel = layer_norm_page(edited(tmp_path, SWITCH))
+    forward = next(p for p in kernel.passes if p.name == "forward")
+    h100 = next(g for g in forward.gpus if "H100" in g.gpu.text)
+    (chart,) = h100.charts
+    strip = chart.strip
+    assert strip.axis == "hidden"
+    assert [(i.at, i.outcome, i.name, i.detail) for i in strip.items] == [
+        ("1,024", "win", "Transformers", "2.00× faster than Liger"),
+        ("4,096", "tie", "tie", "Liger, Transformers"),
+        ("16,384", "win", "Liger", "2.00× faster than Transformers"),
+    ]
+    # The winner's colour is its line's; a tie has none.
+    colours = {
+        trace["name"].removesuffix(" (baseline)"): trace["line"]["color"]
+        for trace in chart.spec["data"]
+    }
+    assert [i.colour for i in strip.items] == [colours["Transformers"], "", colours["Liger"]]
+    assert strip.sentence == (
+        "Transformers fastest at hidden = 1,024 on NVIDIA H100 80GB HBM3; tie at hidden = 4,096; "
+        "Liger fastest at hidden = 16,384."
+    )
+    assert h100.wins == "Liger fastest at 1 of 3 shapes, Transformers at 1; tie at 1."
+    lines = [(w.pass_name, w.section.text, w.text) for w in kernel.wins]
+    assert ("forward", "NVIDIA H100 80GB HBM3", h100.wins) in lines
+    assert all(w.section.href.startswith("#") for w in kernel.wins)
+    # The twin carries the verdict too.
+    assert chart.data["verdict"]["sentence"] == strip.sentence
+
+
+def test_memory_charts_say_lowest_and_less_not_fastest() -> None:
+    kernel = layer_norm_page()
+    full = next(p for p in kernel.passes if p.name == "full")
+    (chart,) = full.gpus[0].charts
+    assert chart.best_label == "vs lowest"
+    # The fixture's two providers allocate the same at each shape.
+    rows = [(r.series.text, r.vs_best, r.vs_baseline) for s in chart.shapes for r in s.rows]
+    assert (
+        rows
+        == [
+            ("Liger", "lowest", "equal"),
+            ("Transformers", "equal to the lowest", "baseline"),
+        ]
+        * 2
+    )
+    assert chart.strip.sentence == (
+        "Tie at all 2 points measured (hidden 4,096–16,384) on NVIDIA H100 80GB HBM3."
+    )
+
+
+def test_the_gpu_page_sums_up_each_kernel_and_pass_linking_to_its_section(
+    tmp_path: Path,
+) -> None:
+    _, site = fixture_site(edited(tmp_path, SWITCH))
+    page = next(p for p in site.pages if p.path == "gpus/liger-bench-nvidia-h100-80gb-hbm3/")
+    context = page.built().context
+    assert isinstance(context, ResourceContext)
+    lines = [(w.kernel.text, w.pass_name, w.text) for w in context.wins]
+    assert lines == [
+        ("LayerNorm", "forward", "Liger fastest at 1 of 3 shapes, Transformers at 1; tie at 1."),
+        ("LayerNorm", "backward", "Liger fastest at 2 of 3 shapes, Transformers at 1."),
+    ]
+    kernel = layer_norm_page(edited(tmp_path / "again", SWITCH))
+    anchors = {g.anchor for p in kernel.passes for g in p.gpus}
+    assert all(w.section.href.split("#")[1] in anchors for w in context.wins)
+    assert all(w.section.href.startswith("/kernels/liger-layer-norm/#") for w in context.wins)
