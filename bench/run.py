@@ -223,7 +223,8 @@ class Place:
         return "disk" if self.on_disk else "tmpfs"
 
     def clear(self, path: Path) -> None:
-        """Take `path` and its siblings `.<name>.*` (an incremental build's cache) away."""
+        """Take `path` and its siblings `.<name>.*` (an incremental build's cache, its lock)
+        away."""
         path.parent.mkdir(parents=True, exist_ok=True)
         for found in (path, *path.parent.glob(f".{path.name}.*")):
             if not found.exists():
@@ -232,8 +233,10 @@ class Place:
                 self._trash.mkdir(parents=True, exist_ok=True)
                 self._thrown += 1
                 found.rename(self._trash / str(self._thrown))
-            else:
+            elif found.is_dir() and not found.is_symlink():
                 shutil.rmtree(found)
+            else:  # a build's lock file beside its output
+                found.unlink()
 
     def empty_trash(self) -> None:
         shutil.rmtree(self._trash, ignore_errors=True)

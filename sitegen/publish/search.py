@@ -32,6 +32,7 @@ FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
 # heading with an id to the next, so a GPU's heading would count for the chart above it; each
 # chart's own heading names its kernel, GPU and pass.
 EXCLUDED = (
+    "thead",  # column names: every table's
     "td.num",
     ".chart",
     "noscript",

@@ -45,6 +45,7 @@ def test_disk_moves_an_output_and_its_cache_aside_until_the_trash_is_emptied(
 def test_tmpfs_deletes_an_output_and_its_cache_at_once(tmp_path: Path) -> None:
     place = Place(tmp_path, on_disk=False)
     site = _output(tmp_path, "hugo-1000")
+    (tmp_path / ".hugo-1000.sitegen-lock").write_text("")  # a build's lock: a file
     place.clear(site)
     place.clear(site)  # nothing left to clear: no error
     assert list(tmp_path.iterdir()) == []
