@@ -223,7 +223,8 @@ class Place:
         return "disk" if self.on_disk else "tmpfs"
 
     def clear(self, path: Path) -> None:
-        """Take `path` and its siblings `.<name>.*` (an incremental build's cache) away."""
+        """Take `path` and its siblings `.<name>.*` (an incremental build's cache, its lock)
+        away."""
         path.parent.mkdir(parents=True, exist_ok=True)
         for found in (path, *path.parent.glob(f".{path.name}.*")):
             if not found.exists():
@@ -232,8 +233,10 @@ class Place:
                 self._trash.mkdir(parents=True, exist_ok=True)
                 self._thrown += 1
                 found.rename(self._trash / str(self._thrown))
-            else:
+            elif found.is_dir() and not found.is_symlink():
                 shutil.rmtree(found)
+            else:  # a build's lock file beside its output
+                found.unlink()
 
     def empty_trash(self) -> None:
         shutil.rmtree(self._trash, ignore_errors=True)
@@ -253,10 +256,21 @@ def place_for(n: int, disk: bool) -> Place:
     return tmpfs_place()
 
 
+# This checkout's builds make no search index: what is compared is the site's build (Hugo makes
+# none, and an earlier checkout has no such stage); `bench_search` measures it apart.
+NO_SEARCH = ("--no-search",)
+
+
 def sitegen_command(
-    content: Path, out: Path, *extra: str, python: str = sys.executable
+    content: Path,
+    out: Path,
+    *extra: str,
+    python: str = sys.executable,
+    this_checkout: bool = True,
+    search: bool = False,
 ) -> list[str]:
-    return [python, "-m", "sitegen", "build", str(content), "--out", str(out), *extra]
+    flags = NO_SEARCH if this_checkout and not search else ()
+    return [python, "-m", "sitegen", "build", str(content), "--out", str(out), *flags, *extra]
 
 
 def against_env(checkout: Path) -> dict[str, str]:
@@ -281,7 +295,7 @@ def warm(checkout: Path) -> None:
     BUILDS.mkdir(parents=True, exist_ok=True)
     content = REPOSITORY / "tests" / "fixtures" / "site" / "content"
     subprocess.run(
-        sitegen_command(content, out, python=against_python(checkout)),
+        sitegen_command(content, out, python=against_python(checkout), this_checkout=False),
         env=against_env(checkout),
         cwd=checkout,
         check=True,
@@ -316,7 +330,9 @@ def bench_size(
     tools = {"sitegen": lambda out: sitegen_command(content, out)}
     envs: dict[str, dict[str, str]] = {}
     if against is not None:
-        tools["against"] = lambda out: sitegen_command(content, out, python=against_python(against))
+        tools["against"] = lambda out: sitegen_command(
+            content, out, python=against_python(against), this_checkout=False
+        )
         envs["against"] = against_env(against)
     if with_hugo:
         binary = hugo_binary()
@@ -387,7 +403,10 @@ def bench_real(
             for python, found, env in builds:
                 tmpfs.clear(in_memory)
                 os.sync()  # the disk build's and the floor's writes flushed first, not during it
-                command = sitegen_command(REPOSITORY / "content", in_memory, python=python)
+                ours = found is not old
+                command = sitegen_command(
+                    REPOSITORY / "content", in_memory, python=python, this_checkout=ours
+                )
                 found.append(measure(command, env))
             tmpfs.clear(in_memory)
     DISK.clear(out)
@@ -410,6 +429,45 @@ def bench_real(
             for python, found in others.items()
         ]
     return result
+
+
+_SEARCH_LINE = re.compile(
+    r"in ([\d.]+) s, of which the search index ([\d.]+) s \(([\d,]+) pages, ([\d.]+) MiB\)"
+)
+
+
+def bench_search(repeat: int) -> dict[str, Any]:
+    """The real catalog built with its search index (Pagefind), on tmpfs where there is one:
+    the build's time as `sitegen build` prints it, and the indexing within it."""
+    place = tmpfs_place() if MEMORY.is_dir() else DISK
+    out = place.root / "sitegen-search"
+    samples, indexing = [], []
+    found = None
+    for _ in range(repeat):
+        place.clear(out)
+        os.sync()
+        sample = measure(sitegen_command(REPOSITORY / "content", out, search=True))
+        found = _SEARCH_LINE.search(sample["stdout"])
+        if found is None:
+            raise SystemExit(f"no search index in sitegen's output: {sample['stdout']!r}")
+        samples.append(sample)
+        indexing.append(float(found.group(2)))
+        print(f"  real catalog with search {sample['wall_s']:7.2f} s", flush=True)
+    index = out / "pagefind"
+    files = sum(1 for p in index.rglob("*") if p.is_file())
+    place.clear(out)
+    assert found is not None
+    return {
+        "output": place.name,
+        "wall_s": round(statistics.median(s["wall_s"] for s in samples), 3),
+        "wall_s_all": [round(s["wall_s"], 3) for s in samples],
+        "indexing_s": round(statistics.median(indexing), 3),
+        "indexing_s_all": indexing,
+        "pages_indexed": int(found.group(3).replace(",", "")),
+        "index_mib": float(found.group(4)),
+        "index_files": files,
+        "peak_pss_mib": round(max(s["peak_pss_bytes"] for s in samples) / 2**20),
+    }
 
 
 def _tmpfs_figures(summary: dict[str, Any]) -> dict[str, Any]:
@@ -661,6 +719,15 @@ def table(results: dict[str, Any]) -> str:
             + "; ".join(against)
             + "."
         )
+    search = results.get("search")
+    if search:
+        extra.append(
+            f"The real catalog with its search index (`sitegen build` without `--no-search`, "
+            f"output on {search['output']}): **{search['wall_s']:.2f} s**, of which indexing "
+            f"{search['indexing_s']:.2f} s ({search['pages_indexed']:,} pages, "
+            f"{search['index_files']:,} files, {search['index_mib']:.1f} MiB); peak PSS "
+            f"{search['peak_pss_mib']:,} MiB. Every other figure here is of builds without it."
+        )
     incremental = results.get("incremental")
     if incremental:
         extra.append(
@@ -722,6 +789,9 @@ def run_all(args: argparse.Namespace, sizes: list[int], results: dict[str, Any])
     if not args.no_real and not args.rebuilds_only:
         print("real catalog", flush=True)
         results["real"] = bench_real(args.repeat, tuple(args.python), args.against)
+    if args.search and not args.rebuilds_only:
+        print("real catalog with its search index", flush=True)
+        results["search"] = bench_search(args.repeat)
     if not args.no_incremental and sizes:
         n = max((s for s in sizes if s <= 100_000), default=min(sizes))
         place = place_for(n, args.disk)
@@ -765,6 +835,12 @@ def main() -> None:
         help="also build each size and the real catalog with another checkout's code (a git "
         "worktree of an earlier commit; its own .venv if it has one), alternating with this "
         "one's; reports the ratios",
+    )
+    parser.add_argument(
+        "--search",
+        action="store_true",
+        help="also build the real catalog with its search index and report the indexing "
+        "(every other build is made with --no-search)",
     )
     parser.add_argument("--update-docs", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS / "latest")

@@ -42,7 +42,8 @@ from sitegen.publish.incremental import (
 )
 from sitegen.publish.lock import locked
 from sitegen.publish.manifest import Manifest, plan_manifest
-from sitegen.publish.write import MARKER, check_output_dir, patched, staged
+from sitegen.publish.search import FOLDER, SearchIndex, index_search, pagefind_binary
+from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
 from sitegen.render.render import render_into
 from sitegen.site.lookup import SiteInputs
 from sitegen.site.plan import plan_site
@@ -140,7 +141,8 @@ class BuiltSite(NamedTuple):
     page_count: int
     run_count: int
     file_count: int
-    warnings: list[str]  # about site data outside the resources (import reports)
+    warnings: list[str]  # about site data outside the resources (import reports), the search
+    search: SearchIndex | None = None  # None: built without one
 
 
 def build_site(
@@ -154,16 +156,21 @@ def build_site(
     incremental: bool = False,
     state: State | None = None,
     wait: bool = False,
+    search: bool = False,
 ) -> BuiltSite:
-    """check → analyse → plan → render → write. Nothing is written unless the content is clean.
+    """check → analyse → plan → render → index → write. Nothing is written unless the content
+    is clean.
 
     `deployment` says where the site is published (a local build when None), `baseline` what
     its changes page compares it with (none when None). `incremental` reads and keeps the state
     in the user's cache folder; `state` is one held in memory instead (`sitegen serve`),
     updated in place. Either way only changed content is read again, only changed pages
     rendered and only changed files written. `progress` hears of each stage and of the pages
-    rendered. The build holds the output's lock throughout (publish/lock.py): another build
-    into the same folder is refused, or with `wait` waits. Raises OutputError for a refused
+    rendered. `search` indexes the pages with Pagefind where it is installed (publish/search.py)
+    before they are published; where it is not, the site is built without and a warning says
+    so. The build holds the output's lock throughout (publish/lock.py): another build
+    into the same folder is refused, or with `wait` waits. Raises SearchError for an index
+    Pagefind could not make, OutputError for a refused
     output path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
     UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
     system that refuses, EpochError for a bad SOURCE_DATE_EPOCH, KeyboardInterrupt on Ctrl-C
@@ -178,7 +185,16 @@ def build_site(
     parse_base_url(deployment.base_url)
     with locked(target, wait):
         return _build(
-            content_dir, out_dir, build_date, progress, deployment, baseline, incremental, state
+            content_dir,
+            out_dir,
+            build_date,
+            progress,
+            deployment,
+            baseline,
+            incremental,
+            state,
+            pagefind_binary() if search else None,
+            search,
         )
 
 
@@ -191,6 +207,8 @@ def _build(
     baseline: Baseline | None,
     incremental: bool,
     state: State | None,
+    binary: Path | None,
+    search: bool,
 ) -> BuiltSite:
     on_disk = incremental and state is None
     if on_disk:
@@ -209,6 +227,10 @@ def _build(
         with _stage(progress, "analyse"):  # done by the check: what is left is the reports
             reports, warnings = load_reports(content_dir)
             analysis = checked.analysis
+        if search and binary is None:
+            warnings.append(
+                "no search index: pagefind is not installed (pip install 'sitegen[search]')"
+            )
         planning = time.perf_counter()
         urls = site_urls(checked.paths, deployment.base_url)
 
@@ -241,23 +263,44 @@ def _build(
         progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
             key = _site_key(site, inputs)
-            target = _write_incremental(
-                site, urls, out_dir, content_dir, state, key, templates(), progress, on_disk
+            target, index = _write_incremental(
+                site,
+                urls,
+                out_dir,
+                content_dir,
+                state,
+                key,
+                templates(),
+                progress,
+                on_disk,
+                binary,
             )
             if on_disk:
                 state.tree = output_tree(target) or {}
                 not_kept = write_state(out_dir, content_dir, state)
                 warnings += [not_kept] if not_kept else []
-            return BuiltSite(checked, target, pages, site.run_count, len(state.outputs), warnings)
-        # Rendered straight into the staging tree, by worker processes on a big site.
+            files = len(state.outputs)
+            return BuiltSite(checked, target, pages, site.run_count, files, warnings, index)
+        # Rendered straight into the staging tree, by worker processes on a big site, and
+        # indexed there: the index goes live with the pages.
         environment = templates()
         rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
             file_count = render_into(site, urls, staging.write, progress.pages, environment)
+            progress.stage("render", time.perf_counter() - rendering)
+            index = _index(staging.root, staging.root / FOLDER, binary, progress)
             publishing = time.perf_counter()
-            progress.stage("render", publishing - rendering)
         progress.stage("publish", time.perf_counter() - publishing)
-    return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings)
+    return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings, index)
+
+
+def _index(site: Path, into: Path, binary: Path | None, progress: Progress) -> SearchIndex | None:
+    """The search index of `site`, made in `into` (its work folder beside `into`, staged)."""
+    if binary is None:
+        return None
+    index = index_search(site, into, into.parent / ".search-pages", binary)
+    progress.stage("index", index.seconds)
+    return index
 
 
 def _compile_templates() -> Environment:
@@ -289,10 +332,13 @@ def _write_incremental(
     environment: Environment,
     progress: Progress,
     check_tree: bool,
-) -> Path:
+    binary: Path | None,
+) -> tuple[Path, SearchIndex | None]:
     """Render what changed; patch the previous output, or write a whole one if there is none
     (or, with `check_tree`, if it is not exactly what the last build left: `state.tree`).
-    `state.outputs` says what is there after."""
+    `state.outputs` says what is there after. With `binary`, the search index is made again
+    when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
+    whole; without, a previous one is removed."""
     target = out_dir.resolve()
     usable = bool(state.outputs) and (target / MARKER).is_file()
     if usable and check_tree:
@@ -300,6 +346,7 @@ def _write_incremental(
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     rendering = time.perf_counter()
+    index = None
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
@@ -309,16 +356,22 @@ def _write_incremental(
                 patch.delete(path)
             publishing = time.perf_counter()
             progress.stage("render", publishing - rendering)
+        changed = any(path.endswith(".html") for path in patch.changed)
+        indexed = (target / FOLDER / "pagefind-entry.json").is_file()
+        if binary is None or changed or not indexed:
+            with staged_folder(out_dir, FOLDER) as folder:
+                index = _index(target, folder, binary, progress)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
             render_into(site, urls, output, progress.pages, environment)
             output.finish()
+            progress.stage("render", time.perf_counter() - rendering)
+            index = _index(staging.root, staging.root / FOLDER, binary, progress)
             publishing = time.perf_counter()
-            progress.stage("render", publishing - rendering)
     progress.stage("publish", time.perf_counter() - publishing)
     state.outputs = output.outputs
-    return target
+    return target, index
 
 
 def head_label(deployment: Deployment) -> str:

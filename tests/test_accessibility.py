@@ -15,18 +15,33 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
-from tests.test_browser import browser, draw_all, preview_url, rich_url  # noqa: F401
+from tests.test_browser import (  # noqa: F401
+    SEED_COMPETITOR,
+    base_url,
+    browser,
+    draw_all,
+    preview_url,
+    rich_url,
+)
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 SEED_RUN = "runs/f0cf6dd69e048a9b/"  # LayerNorm · liger · backward at hidden 16384 on the H100
 
 
-def violations(browser: Browser, url: str, scheme: str) -> list[dict[str, Any]]:  # noqa: F811
+def violations(
+    browser: Browser,  # noqa: F811
+    url: str,
+    scheme: str,
+    ready: str = "",
+) -> list[dict[str, Any]]:
+    """`ready`: what the page's script shows once it is done (compare, search), waited for."""
     assert AXE.exists(), f"{AXE} is missing: (cd tests/axe && npm ci)"
     context = browser.new_context(bypass_csp=True, color_scheme=scheme)  # type: ignore[arg-type]
     try:
         page = context.new_page()
         page.goto(url)
+        if ready:
+            page.locator(ready).first.wait_for(timeout=20_000)
         draw_all(page)
         for details in page.locator("details").all():  # what opens is checked too
             details.evaluate("d => { d.open = true; }")
@@ -75,4 +90,35 @@ def test_no_axe_violations_on_the_changes_page(
     scheme: str,
 ) -> None:
     found = violations(browser, f"{preview_url}/changes/", scheme)
+    assert found == [], json.dumps(found, indent=1)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize(
+    ("query", "ready"),
+    [
+        (f"?runs={SEED_RUN[5:-1]},{SEED_COMPETITOR}", "#compare-table tbody"),  # comparable
+        (f"?runs={SEED_RUN[5:-1]},72c2ce1064436af8", "#compare-table tbody"),  # across GPUs
+        ("?runs=nonsense", "#compare-status p"),  # refused
+    ],
+    ids=["comparable", "not-comparable", "refused"],
+)
+def test_no_axe_violations_on_the_compare_page(
+    browser: Browser,  # noqa: F811
+    rich_url: str,  # noqa: F811
+    query: str,
+    ready: str,
+    scheme: str,
+) -> None:
+    found = violations(browser, f"{rich_url}/compare/{query}", scheme, ready)
+    assert found == [], json.dumps(found, indent=1)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_axe_violations_on_the_search_page(
+    browser: Browser,  # noqa: F811
+    base_url: str,  # noqa: F811
+    scheme: str,
+) -> None:
+    found = violations(browser, f"{base_url}/search/?q=layernorm", scheme, ".pagefind-ui__result")
     assert found == [], json.dumps(found, indent=1)

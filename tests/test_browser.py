@@ -1,6 +1,6 @@
-"""A real browser on the built site: charts draw, nothing errors, links lead to runs; and on
-`sitegen serve`: a page reloads by itself after a rebuild, a failed build shows its report, a
-missing page is the site's own 404.
+"""A real browser on the built site: charts draw, nothing errors, links lead to runs, search
+finds charts, the compare page aligns runs; and on `sitegen serve`: a page reloads by itself
+after a rebuild, a failed build shows its report, a missing page is the site's own 404.
 
 Uses Debian's Chromium (`apt-get install chromium`) through Playwright. Never skipped: a missing
 browser is a failure, so CI cannot pass without having looked at a page. The server sends the
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -30,7 +31,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPOSITORY
 from tests.netlify_headers import headers_for, site_rules
 from tests.pull_request import make_pull_request
 
@@ -75,7 +76,23 @@ def _serve(out: Path) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     out = tmp_path_factory.mktemp("browser") / "public"
+    assert build_site(FIXTURES / "site" / "content", out, search=True).search is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
+def bare_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture site built without a search index."""
+    out = tmp_path_factory.mktemp("bare") / "public"
     assert build_site(FIXTURES / "site" / "content", out).out_dir is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
+def catalog_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real catalog (content/) with its search index."""
+    out = tmp_path_factory.mktemp("catalog") / "public"
+    assert build_site(REPOSITORY / "content", out, search=True).search is not None
     yield from _serve(out)
 
 
@@ -278,6 +295,201 @@ def test_preview_banner_and_changes_page(browser: Browser, preview_url: str) -> 
     page.locator("table.run-changes a", has_text="LayerNorm · liger · backward").click()
     page.wait_for_url(f"{preview_url}/runs/**")
     assert "183 µs" in page.locator(".headline").inner_text()
+    assert problems == []
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+def search(browser: Browser, url: str, problems: list[str]) -> Page:
+    page = open_page(browser, url, problems)
+    page.locator(".pagefind-ui__result").first.wait_for(timeout=20_000)
+    return page
+
+
+def test_a_search_for_rmsnorm_h100_bf16_finds_the_rmsnorm_h100_chart(
+    browser: Browser, catalog_url: str
+) -> None:
+    """The issue's question, on the real catalog (no plain RMSNorm was measured on an H100:
+    its Megatron-layout variant was): the kernel page first, its H100 bf16 charts as the
+    result's sub-results, and one click lands on the chart."""
+    problems: list[str] = []
+    page = search(browser, f"{catalog_url}/search/?q=rmsnorm+h100+bf16", problems)
+    first = page.locator(".pagefind-ui__result").first
+    title = first.locator(".pagefind-ui__result-title > a").first
+    assert title.inner_text() == "RMSNorm, Megatron layout"
+    assert title.get_attribute("href") == "/kernels/liger-megatron-rms-norm/"
+    chart = first.locator(".pagefind-ui__result-nested a").first
+    href = chart.get_attribute("href") or ""
+    assert href.startswith("/kernels/liger-megatron-rms-norm/#chart-rmsnorm-megatron-layout-")
+    assert "-nvidia-h100-80gb-hbm3-" in href and href.endswith("-bf16")
+    assert "NVIDIA H100 80GB HBM3" in chart.inner_text() and "bf16" in chart.inner_text()
+    chart.click()
+    page.wait_for_url(f"{catalog_url}{href}")
+    heading = page.locator(f"h4#{href.split('#')[1]}")
+    assert heading.evaluate("e => e.matches(':target')") and heading.is_visible()
+    assert heading.evaluate("e => e.getBoundingClientRect().top") < 400  # scrolled to it
+    figure = heading.locator("xpath=ancestor::figure[1]")
+    figure.locator(".main-svg").first.wait_for(timeout=20_000)  # its chart, drawn
+    assert "hidden = 4,096" in figure.locator("table.ranking").inner_text()
+    assert problems == []
+
+
+def test_search_filters_by_kernel_gpu_pass_and_implementation(
+    browser: Browser, base_url: str
+) -> None:
+    problems: list[str] = []
+    page = search(browser, f"{base_url}/search/?q=layernorm", problems)
+    names = page.locator(".pagefind-ui__filter-name").all_inner_texts()
+    assert names == ["GPU", "Implementation", "Kernel", "Page", "Pass"]
+    page.locator(".pagefind-ui__filter-name", has_text="GPU").click()
+    page.locator("label", has_text="NVIDIA A100 SXM4-80GB").click()
+    page.locator(".pagefind-ui__filter-name", has_text="Page").click()
+    page.locator("label", has_text="Run").click()
+    page.locator(".pagefind-ui__message", has_text="6 results").wait_for(timeout=10_000)
+    page.locator(".pagefind-ui__result-title > a").nth(4).wait_for()  # the first page of five
+    titles = page.locator(".pagefind-ui__result-title > a").all_inner_texts()
+    assert len(titles) == 5 and all("NVIDIA A100 SXM4-80GB" in t for t in titles), titles
+    assert "q=layernorm" in page.url  # the words stay in the address
+    assert problems == []
+
+
+def test_the_search_page_of_a_site_without_an_index_says_so(
+    browser: Browser, bare_url: str
+) -> None:
+    problems: list[str] = []
+    page = open_page(browser, f"{bare_url}/search/?q=layernorm", problems)
+    note = page.locator("#search-unavailable")
+    note.wait_for(state="visible", timeout=10_000)
+    assert note.inner_text().startswith("Search is not available on this build of the site")
+    assert page.locator("#search").is_hidden()
+    # Only the index's entry was asked for and missing (the browser logs its 404).
+    assert len(problems) == 1 and "404" in problems[0], problems
+
+
+# --- compare ------------------------------------------------------------------------------------
+
+SEED = "f0cf6dd69e048a9b"  # the published example run: LayerNorm, Liger, backward, H100
+SEED_COMPETITOR = "567351cb8062f81d"  # Transformers, same workload, protocol and GPU
+LIGER_H100 = "cfa9516de06547bf"  # LayerNorm forward at hidden 1024 on the H100 …
+LIGER_A100 = "72c2ce1064436af8"  # … and the same workload and protocol on the A100
+
+
+def compared(browser: Browser, url: str, problems: list[str]) -> Page:
+    page = open_page(browser, url, problems)
+    page.locator("#compare-result").wait_for(state="visible", timeout=10_000)
+    return page
+
+
+def row(page: Page, section: str, field: str) -> list[str]:
+    name = re.compile(rf"^{re.escape(field)}( differs)?$")
+    line = page.locator(f"tbody[data-section='{section}'] tr").filter(
+        has=page.locator("th[scope=row]", has_text=name)
+    )
+    return [line.locator("th").inner_text(), *line.locator("td").all_inner_texts()]
+
+
+def test_a_compare_of_the_seed_run_with_its_transformers_competitor_shows_the_ratio(
+    browser: Browser, base_url: str
+) -> None:
+    problems: list[str] = []
+    page = open_page(browser, f"{base_url}/runs/{SEED}/", problems)
+    page.locator(".ranking-here a", has_text="compare").click()  # from the run page
+    page.wait_for_url(f"{base_url}/compare/?runs={SEED},{SEED_COMPETITOR}")
+    page.locator("#compare-result").wait_for(state="visible", timeout=10_000)
+    verdict = page.locator("#compare-verdict").inner_text()
+    assert verdict.startswith("Comparable: the same workload, protocol and environment.")
+    assert "run 2 (Transformers) is 1.11× slower than run 1 (beyond the noise" in verdict
+    assert row(page, "Result", "Value") == ["Value", "578 µs", "642 µs"]
+    assert row(page, "Result", "Compared with run 1") == [
+        "Compared with run 1",
+        "reference",
+        "1.11× slower than run 1",
+    ]
+    # What differs is marked in words, not colour alone; what is the same is not.
+    assert row(page, "Kernel", "Implementation") == [
+        "Implementation differs",
+        "Liger",
+        "Transformers",
+    ]
+    assert row(page, "Kernel", "GPU")[0] == "GPU"
+    assert row(page, "Protocol", "Digest")[0] == "Digest"
+    assert page.locator("tr.differs").count() > 3
+    assert problems == []
+
+
+def test_a_comparison_across_gpus_says_not_comparable(browser: Browser, base_url: str) -> None:
+    problems: list[str] = []
+    page = compared(browser, f"{base_url}/compare/?runs={LIGER_H100},{LIGER_A100}", problems)
+    verdict = page.locator("#compare-verdict").inner_text()
+    assert verdict.startswith("Not comparable: GPU differs.")
+    assert row(page, "Result", "Compared with run 1")[2] == "not comparable: GPU differs"
+    assert "×" not in page.locator("tbody[data-section='Result']").inner_text()
+    assert row(page, "Kernel", "GPU") == [
+        "GPU differs",
+        "NVIDIA H100 80GB HBM3",
+        "NVIDIA A100 SXM4-80GB",
+    ]
+    assert row(page, "Workload", "Digest")[0] == "Digest"  # the same workload and protocol
+    page.locator("#compare-only-differs").check()
+    assert page.locator("tbody[data-section='Workload']").is_hidden()
+    assert page.locator("tbody[data-section='Environment'] tr.differs").first.is_visible()
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("runs", "said"),
+    [
+        ("", "Give 2 to 8 runs to compare."),
+        (SEED, "Only one run: give at least 2 to compare."),
+        ("not-a-run", "“not-a-run” is not a run: give the 16 hex digits of a run's address"),
+        (f"{SEED},{SEED}", f"Run {SEED} is listed twice."),
+        (",".join(f"{n:016x}" for n in range(9)), "9 runs: at most 8 can be compared at once."),
+        (f"{SEED},00000000000000ff", "No run 00000000000000ff in this catalog."),
+        (f"{SEED},https://example.org/x", "“https://example.org/x” is not a run"),
+    ],
+)
+def test_bad_runs_get_a_clear_message_never_a_broken_page(
+    browser: Browser, base_url: str, runs: str, said: str
+) -> None:
+    problems: list[str] = []
+    page = open_page(browser, f"{base_url}/compare/?runs={runs}", problems)
+    status = page.locator("#compare-status")
+    status.locator("p").wait_for(timeout=10_000)
+    assert status.inner_text().startswith(said) or said in status.inner_text()
+    assert page.locator("#compare-result").is_hidden()
+    assert page.locator("#compare-runs").is_visible()  # the form, to try again
+    if "No run" in said:  # the browser logs the twin's 404
+        problems = [p for p in problems if "404" not in p]
+    assert problems == []
+
+
+def test_the_comparison_copies_as_markdown_and_csv(browser: Browser, base_url: str) -> None:
+    problems: list[str] = []
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url)
+    page = context.new_page()
+    page.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
+    page.goto(f"{base_url}/compare/?runs={SEED},{SEED_COMPETITOR}")
+    page.locator("#compare-result").wait_for(state="visible", timeout=10_000)
+    page.locator("button", has_text="Copy as Markdown").click()
+    page.locator("#compare-status", has_text="Copied the table as Markdown.").wait_for()
+    markdown = page.evaluate("navigator.clipboard.readText()").splitlines()
+    assert markdown[0] == (
+        f"| Section | Field | Run 1 ({SEED}, Liger) | Run 2 ({SEED_COMPETITOR}, Transformers) "
+        "| Differs |"
+    )
+    assert markdown[1] == "| --- | --- | --- | --- | --- |"
+    assert "| Result | Compared with run 1 | reference | 1.11× slower than run 1 |  |" in markdown
+    assert "| Kernel | Implementation | Liger | Transformers | differs |" in markdown
+    page.locator("#compare-only-differs").check()
+    page.locator("button", has_text="Copy as CSV").click()
+    page.locator("#compare-status", has_text="Copied the table as CSV.").wait_for()
+    csv = page.evaluate("navigator.clipboard.readText()").split("\r\n")
+    assert csv[0].startswith("Section,Field,")
+    assert "Kernel,Implementation,Liger,Transformers,differs" in csv
+    assert not any(line.startswith("Workload,") for line in csv)  # the same: left out
+    context.close()
     assert problems == []
 
 

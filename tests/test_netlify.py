@@ -104,7 +104,7 @@ def test_python_is_pinned_as_netlify_reads_it() -> None:
     minimum = tuple(int(p) for p in project["requires-python"].removeprefix(">=").split("."))
     assert tuple(int(p) for p in pinned.split(".")) >= minimum
     requirements = (REPOSITORY / "requirements.txt").read_text().splitlines()
-    assert [line for line in requirements if line and not line.startswith("#")] == ["-e ."]
+    assert [line for line in requirements if line and not line.startswith("#")] == ["-e .[search]"]
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,8 @@ def preview_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("preview") / "public"
     baseline = Baseline("main", manifest_of_content(SITE_CONTENT).manifest)
     deployment = Deployment(context="deploy-preview", review_id="1")
-    assert build_site(SITE_CONTENT, out, deployment=deployment, baseline=baseline).out_dir
+    built = build_site(SITE_CONTENT, out, deployment=deployment, baseline=baseline, search=True)
+    assert built.out_dir and built.search  # the search index's files are published too
     return out
 
 
@@ -120,6 +121,7 @@ def test_every_published_file_has_one_cache_rule(preview_site: Path) -> None:
     rules = site_rules(preview_site)
     paths = url_paths(preview_site)
     assert "/changes/" in paths and "/manifest.json" in paths and "/" in paths
+    assert "/pagefind/pagefind-entry.json" in paths and "/llms.txt" in paths
     for path in paths:
         cache = [p for p, values in matching(rules, path) if "Cache-Control" in values]
         assert len(cache) == 1, f"{path}: Cache-Control rules {cache}"

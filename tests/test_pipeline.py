@@ -137,6 +137,37 @@ def test_machine_readable_outputs(site: Path) -> None:
     assert (site / "404.html").is_file() and (site / ".sitegen-output").is_file()
 
 
+def test_every_page_has_its_open_graph_meta(site: Path) -> None:
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) == 59
+    for path in pages:
+        html = path.read_text()
+        meta = dict(re.findall(r'<meta property="og:(\w+)" content="([^"]*)">', html))
+        assert sorted(meta) == ["description", "site_name", "title", "type", "url"], path
+        canonical = re.search(r'<link rel="canonical" href="([^"]+)">', html)
+        assert canonical and meta["url"] == canonical.group(1), path
+        description = re.search(r'<meta name="description" content="([^"]+)">', html)
+        assert description and meta["description"] == description.group(1), path
+        assert len(meta["description"]) > 30 and meta["site_name"] == "kernelindex", path
+
+
+def test_only_the_search_page_may_run_webassembly(site: Path) -> None:
+    """Pagefind's index is WebAssembly: the site's header policy allows it (netlify.toml, for
+    its worker), and every page's own policy but the search page's forbids it again."""
+    for path in sorted(site.rglob("*.html")):
+        policy = re.search(r'Content-Security-Policy" content="([^"]+)"', path.read_text())
+        assert policy, path
+        allowed = "script-src 'self' 'wasm-unsafe-eval';" in policy.group(1)
+        assert allowed == (path == site / "search" / "index.html"), path
+
+
+def test_llms_txt_links_only_files_the_site_has(site: Path) -> None:
+    text = (site / "llms.txt").read_text()
+    for url in re.findall(r"\]\((https://kernelindex\.dev/[^)]*)\)", text):
+        path = url.removeprefix("https://kernelindex.dev/")
+        assert (site / path).is_file() or (site / path / "index.html").is_file(), url
+
+
 def test_no_absolute_paths_or_cdn(site: Path) -> None:
     for path in site.rglob("*"):
         if path.is_file() and not path.name.startswith("plotly-"):
@@ -184,7 +215,16 @@ def test_cli_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     out = tmp_path / "public"
     assert main(["build", str(SITE_CONTENT), "--out", str(out)]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith("built 57 pages (28 runs) in ") and line.endswith(f" s → {out}")
+    # The search index's time apart, its pages, and the size of its files.
+    assert re.fullmatch(
+        r"built 59 pages \(28 runs\) in \d+\.\d s, of which the search index \d+\.\d s "
+        rf"\(48 pages, \d+\.\d MiB\) → {re.escape(str(out))}",
+        line,
+    ), line
+    assert main(["build", str(SITE_CONTENT), "--out", str(out), "--no-search"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("built 59 pages (28 runs) in ") and line.endswith(f" s → {out}")
+    assert not (out / "pagefind").exists()
 
 
 def _shuffled_copy(source: Path, target: Path, seed: int) -> None:
@@ -209,8 +249,11 @@ def test_deterministic_across_processes(tmp_path: Path) -> None:
         command = [sys.executable, "-m", "sitegen", "build", str(content), "--out", str(out)]
         subprocess.run(command, check=True, env=env, cwd=tmp_path, capture_output=True)
         outputs.append(_without_sources(tree(out)))
+    # The search index too: its pages were written in another order, by other processes.
+    assert any(path.startswith("pagefind/fragment/") for path in outputs[0])
     assert outputs[0] == outputs[1]
-    assert outputs[0] == _without_sources(tree(GOLDEN))
+    pages = {path: data for path, data in outputs[0].items() if not path.startswith("pagefind/")}
+    assert pages == _without_sources(tree(GOLDEN))  # the golden tree is built without an index
 
 
 def _without_sources(files: dict[str, bytes]) -> dict[str, bytes]:

@@ -42,6 +42,13 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--wait", action="store_true", help="wait for another build writing OUT_DIR to finish"
     )
+    parser.add_argument(
+        "--no-search",
+        dest="search",
+        action="store_false",
+        help="make no search index (one is made where Pagefind is installed: "
+        "pip install 'sitegen[search]')",
+    )
     deploy = parser.add_argument_group(
         "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"
     )
@@ -97,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         baseline=baseline,
         incremental=args.incremental,
         wait=args.wait,
+        search=args.search,
     )
     checked = built.checked
     if built.out_dir is None:
@@ -109,7 +117,12 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"warning: {warning}"), file=sys.stderr)
     elapsed = time.perf_counter() - started
     pages, runs = counted(built.page_count, "page"), counted(built.run_count, "run")
-    print(printable(f"built {pages} ({runs}) in {elapsed:.1f} s → {args.out}"))
+    index = built.search
+    indexed = ""
+    if index is not None:  # its time apart: indexing is a stage of its own
+        size = f"{counted(index.pages, 'page')}, {index.size / 2**20:.1f} MiB"
+        indexed = f", of which the search index {index.seconds:.1f} s ({size})"
+    print(printable(f"built {pages} ({runs}) in {elapsed:.1f} s{indexed} → {args.out}"))
     if not deployment.production:
         print(f"{deployment.context}: noindex, with a preview banner", file=sys.stderr)
     return EXIT_OK

@@ -31,6 +31,7 @@ def failure_code(error: BaseException) -> int | None:
     from sitegen.model.values import EpochError
     from sitegen.publish.baseline import BaseContentError, BaseError
     from sitegen.publish.deploy import DeployError
+    from sitegen.publish.search import SearchError
     from sitegen.publish.write import OutputError
     from sitegen.render.errors import RenderError
     from sitegen.site.urls import PathClash, UrlError
@@ -40,7 +41,14 @@ def failure_code(error: BaseException) -> int | None:
     if isinstance(error, RenderError | PathClash | BaseContentError):
         return EXIT_CONTENT
     if isinstance(
-        error, OSError | KeyboardInterrupt | OutputError | UrlError | DeployError | EpochError
+        error,
+        OSError
+        | KeyboardInterrupt
+        | OutputError
+        | UrlError
+        | DeployError
+        | EpochError
+        | SearchError,
     ):
         return EXIT_USAGE
     if isinstance(error, BaseError):

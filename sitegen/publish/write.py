@@ -177,6 +177,7 @@ class Patch:
         self.target = target
         self.staging = Staging(target)
         self.deleted: list[str] = []
+        self.changed: list[str] = []  # what `apply` moved in or deleted
 
     def write(self, path: str, data: Data) -> None:
         self.staging.write(path, data)
@@ -201,6 +202,7 @@ class Patch:
             if applied is not None:
                 raise InterruptedAfterSwap from None
             raise
+        self.changed = applied
         return applied
 
     def _apply(self) -> list[str]:
@@ -298,6 +300,33 @@ def patched(out_dir: Path, content_dir: Path | None = None) -> Iterator[Patch]:
         patch.apply()
     finally:
         shutil.rmtree(patch.staging.root, ignore_errors=True)
+
+
+@contextmanager
+def staged_folder(out_dir: Path, name: str) -> Iterator[Path]:
+    """A new `out_dir/<name>` (the search index) made in a staging tree beside a previous
+    output: the block fills the folder yielded (or leaves it absent), which then replaces the
+    old one whole (or the old one is removed). Nothing changes if the block raises. The caller
+    holds the output's lock."""
+    target = check_output_dir(out_dir)
+    if not (target / MARKER).is_file():
+        raise OutputError(f"refusing to patch {target}: not a previous sitegen output")
+    _check_relative(name)
+    staging = Staging(target)
+    try:
+        new, old = staging.root / name, target / name
+        yield new
+        try:
+            with process.interrupts_deferred():
+                if os.path.lexists(old):  # removed with the staging tree, never followed
+                    os.rename(old, staging.root / f"old-{name}")
+                if new.exists():
+                    os.chmod(new, 0o755)
+                    os.rename(new, old)
+        except OSError as error:
+            raise WriteError.of(error, old) from None
+    finally:
+        shutil.rmtree(staging.root, ignore_errors=True)
 
 
 def write_site(

@@ -55,6 +55,10 @@ def site_assets(preview: bool = False) -> dict[str, Asset]:
         "js": hashed("site", ".js", (ASSETS_DIR / "site.js").read_bytes()),
         "plotly": hashed("plotly", ".min.js", plotly_bundle()),
     }
+    # The search and compare pages' own scripts and styles, loaded there only.
+    for name in ("search", "compare"):
+        assets[f"{name}_js"] = hashed(name, ".js", (ASSETS_DIR / f"{name}.js").read_bytes())
+        assets[f"{name}_css"] = hashed(name, ".css", (ASSETS_DIR / f"{name}.css").read_bytes())
     if preview:
         assets["preview"] = hashed("preview", ".css", (ASSETS_DIR / "preview.css").read_bytes())
     return assets

@@ -1,5 +1,6 @@
-"""The site-wide files that are not pages: assets, 404 page, feed, sitemap, robots.txt, the
-manifest, the export of every resource, and the JSON Schemas; made one at a time."""
+"""The site-wide files that are not pages: assets, 404 page, feed, sitemap, robots.txt,
+llms.txt, the manifest, the export of every resource, and the JSON Schemas; made one at a
+time."""
 
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ def site_files(
         robots = "User-agent: *\nDisallow: /\n"
         yield "_headers", b"/*\n  X-Robots-Tag: noindex\n"
     yield "robots.txt", robots.encode()
+    if site.llms:
+        yield "llms.txt", site.llms.encode()
     if site.manifest is not None:
         manifest = site.manifest() if callable(site.manifest) else site.manifest
         yield MANIFEST, manifest_json(manifest)

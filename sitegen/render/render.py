@@ -37,6 +37,11 @@ class SiteChrome:
     export: str
     schemas: str
     build_date: str | None
+    # The search and compare pages' own scripts and styles.
+    search_js: str
+    search_css: str
+    compare_js: str
+    compare_css: str
     banner: tuple[Link, ...] = ()  # a preview's banner; () in production
     noindex: bool = False  # every page says `<meta name="robots" content="noindex">`
     preview_css: str | None = None  # the banner's and the changes page's styles
@@ -322,7 +327,10 @@ def _chrome(site: Site, urls: SiteUrls, assets: dict[str, Asset]) -> SiteChrome:
     """The layout's chrome: navigation, the content-hashed assets, the preview banner."""
     return SiteChrome(
         home=urls.href(""),
-        nav=tuple((s, Link(SECTION_TITLES[s], urls.href(f"{s}/"))) for s in NAV_SECTIONS),
+        nav=(
+            *((s, Link(SECTION_TITLES[s], urls.href(f"{s}/"))) for s in NAV_SECTIONS),
+            ("search", Link("Search", urls.href("search/"))),
+        ),
         css=urls.href(assets["css"].path),
         js=urls.href(assets["js"].path),
         plotly=urls.href(assets["plotly"].path),
@@ -330,6 +338,10 @@ def _chrome(site: Site, urls: SiteUrls, assets: dict[str, Asset]) -> SiteChrome:
         export=urls.href("export/resources.jsonl"),
         schemas=urls.href("schemas/"),
         build_date=site.build_date,
+        search_js=urls.href(assets["search_js"].path),
+        search_css=urls.href(assets["search_css"].path),
+        compare_js=urls.href(assets["compare_js"].path),
+        compare_css=urls.href(assets["compare_css"].path),
         banner=site.banner,
         noindex=not site.indexable,
         preview_css=urls.href(assets["preview"].path) if "preview" in assets else None,

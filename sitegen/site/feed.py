@@ -12,6 +12,7 @@ from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import NotFoundContext, Page
 
 FEED_SIZE = 50
+NOT_FOUND = "No page at this address of kernelindex, the catalog of GPU kernel benchmark results."
 
 
 class FeedEntry(NamedTuple):
@@ -62,5 +63,5 @@ def sitemap(lookup: SiteLookup, paths: Iterable[str]) -> tuple[str, ...]:
 
 
 def not_found_page(lookup: SiteLookup) -> Page:
-    meta = lookup.meta("Page not found", "404.html", "No page at this address.", "")
+    meta = lookup.meta("Page not found", "404.html", NOT_FOUND, "")
     return Page("404.html", "404.html", NotFoundContext(meta), None)

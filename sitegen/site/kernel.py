@@ -17,6 +17,7 @@ from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
 from sitegen.model.wording import counted
 from sitegen.site.charts import chart_spec, styles_for
+from sitegen.site.compare import compare_href
 from sitegen.site.format import (
     Scale,
     against_baseline,
@@ -31,6 +32,7 @@ from sitegen.site.frontier import FrontierBlock, frontier_block
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
 from sitegen.site.releases import ReleaseBlock, release_blocks
+from sitegen.site.search import chart_heading, search_tags
 from sitegen.site.verdicts import (
     VerdictStrip,
     WinsLine,
@@ -63,6 +65,7 @@ class ShapeTable(NamedTuple):
     rows: tuple[RankRow, ...]
     missing: str  # "Not measured here: …", once for the shape; "" when nothing is
     baseline_missing: bool
+    compare: str = ""  # the compare page with its runs side by side; "" for fewer than two
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ class ChartBlock:
     strip: VerdictStrip  # who wins at each shape, beyond the noise
     releases: tuple[ReleaseBlock, ...]  # series measured at a shape under several releases
     data: dict[str, Any]  # the chart in the page's JSON twin
+    heading_id: str = ""  # its heading's id, of kernel, GPU, pass and shape words (search)
+    context: str = ""  # the kernel, GPU and pass, said in the heading to readers and search
 
 
 class GpuBlock(NamedTuple):
@@ -140,7 +145,10 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
     styles = styles_for([s.key for s in kernel.series])
     sections = passes_of(kernel)
     anchored: set[str] = set()  # runs whose row has its id already: each id once a page
-    passes = tuple(pass_block(lookup, kernel, section, styles, anchored) for section in sections)
+    headings: set[str] = set()  # the charts' heading ids so far
+    passes = tuple(
+        pass_block(lookup, kernel, section, styles, anchored, headings) for section in sections
+    )
     operation = kernel.operation
     facts: list[Fact] = []
     operands: list[Operand] = []
@@ -183,6 +191,7 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         "kernels",
         kernel.runs,
         charts=any(g.charts for p in passes for g in p.gpus),
+        search=search_tags(lookup, "Kernel", kernel.runs, kernel=kernel.title),
     )
     context = KernelContext(
         meta=meta,
@@ -246,18 +255,23 @@ def pass_block(
     section: PassSection,
     styles: dict[str, tuple[str, str]],
     anchored: set[str],
+    headings: set[str] | None = None,
 ) -> PassBlock:
     gpus = []
+    headings = set() if headings is None else headings
     for gpu in section.gpus:
         label = lookup.gpu_label(gpu.environment)
         verdicts = tuple(verdicts_of(chart) for chart in gpu.charts)
         where = f" on {label}"
+        heading_of = (kernel.title, label, section.name)
         gpus.append(
             GpuBlock(
                 anchor=gpu_anchor(section.name, label, gpu.environment),
                 gpu=Link(label, lookup.urls.link(gpu.environment)),
                 charts=tuple(
-                    chart_block(lookup, chart, styles, anchored, judged, where)
+                    chart_block(
+                        lookup, chart, styles, anchored, judged, where, heading_of, headings
+                    )
                     for chart, judged in zip(gpu.charts, verdicts, strict=True)
                 ),
                 missing=tuple(s.label for s in gpu.missing),
@@ -315,10 +329,13 @@ def chart_block(
     anchored: set[str] | None = None,
     verdicts: ChartVerdicts | None = None,
     where: str = "",
+    heading_of: tuple[str, str, str] | None = None,
+    headings: set[str] | None = None,
 ) -> ChartBlock:
     """`anchored`: the runs given their row's id so far on the page (a crossed sweep shows a
     workload in two charts; its rows get their id in the first). `where`: the GPU, for the
-    verdict's sentence (` on NVIDIA H100 80GB HBM3`)."""
+    verdict's sentence (` on NVIDIA H100 80GB HBM3`). `heading_of`: the chart's kernel, GPU
+    and pass, for its heading's id (search); `headings`, the ids given on the page so far."""
     anchored = set() if anchored is None else anchored
     verdicts = verdicts_of(chart) if verdicts is None else verdicts
     strip = verdict_strip(verdicts, styles, where)
@@ -339,6 +356,7 @@ def chart_block(
                 tuple(rank_row(lookup, chart, c, scale, anchored) for c in row.cells),
                 f"Not measured at this shape: {missing}." if missing else "",
                 row.baseline_missing,
+                compare_href(lookup, [c.run for c in row.cells if c.value is not None]),
             )
         )
     drawn = len(spec["data"])
@@ -348,6 +366,10 @@ def chart_block(
         f"at {counted(len(chart.rows), 'shape')}, {counted(points, 'measurement')}; "
         "the table below lists every value."
     )
+    heading = None
+    if heading_of is not None:
+        words = (metric_name(chart.metric), chart.swept or "", chart.fixed.label())
+        heading = chart_heading(*heading_of, words, set() if headings is None else headings)
     return ChartBlock(
         element_id=chart.element_id,
         title=chart_title(chart),
@@ -365,6 +387,8 @@ def chart_block(
             chart, histories_of(chart), styles, lambda d: lookup.urls.link(d) or ""
         ),
         data=chart_twin(lookup, chart, spec, scale, strip),
+        heading_id=heading.id if heading else "",
+        context=heading.context if heading else "",
     )
 
 

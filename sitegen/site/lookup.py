@@ -26,7 +26,7 @@ from sitegen.site.credits import attribution_for
 from sitegen.site.facts import environment_facts, protocol_facts
 from sitegen.site.format import describe, environment_label, title_of, when
 from sitegen.site.projects import project_links
-from sitegen.site.records import Fact, Identity, Link, PageMeta, RunRow
+from sitegen.site.records import Fact, Identity, Link, PageMeta, RunRow, SearchTags
 from sitegen.site.urls import SiteUrls, json_twin
 
 if TYPE_CHECKING:
@@ -108,6 +108,7 @@ class SiteLookup:
         section: str,
         runs: Iterable[RunFacts] = (),
         charts: bool = False,
+        search: SearchTags | None = None,
     ) -> PageMeta:
         return PageMeta(
             title=title,
@@ -119,6 +120,7 @@ class SiteLookup:
             section=section,
             attributions=self.attributions(runs),
             charts=charts,
+            search=search,
         )
 
     def attributions(self, runs: Iterable[RunFacts]) -> tuple[Attribution, ...]:

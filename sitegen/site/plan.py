@@ -12,14 +12,17 @@ from __future__ import annotations
 import functools
 
 from sitegen.site.changes import banner, changes_page, has_changes_page
+from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
 from sitegen.site.home import home_page
 from sitegen.site.kernel import kernel_page
 from sitegen.site.lists import list_pages
+from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.records import LazyPage, Page, Site
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
 from sitegen.site.run import run_page
+from sitegen.site.search import search_page
 
 
 def plan_site(inputs: SiteInputs) -> Site:
@@ -73,6 +76,7 @@ def plan_site(inputs: SiteInputs) -> Site:
                 for n, path in enumerate(paths[1:], start=2)
             ]
     pages += list_pages(lookup)
+    pages += [search_page(lookup), compare_page(lookup)]
     if has_changes_page(lookup):
         pages.append(changes_page(lookup))
     pages.sort(key=lambda p: p.path)
@@ -88,4 +92,5 @@ def plan_site(inputs: SiteInputs) -> Site:
         banner=banner(lookup),
         indexable=inputs.deployment.indexable,
         manifest=inputs.manifest,
+        llms=llms_txt(lookup),
     )

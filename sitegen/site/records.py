@@ -39,6 +39,14 @@ class FactGroup(NamedTuple):
     facts: tuple[Fact, ...]
 
 
+class SearchTags(NamedTuple):
+    """How the search index files a page (`data-pagefind-*`, publish/search.py): the filters
+    it is found under, and its result's title where its heading is not enough."""
+
+    filters: tuple[tuple[str, str], ...]  # (filter, value), sorted
+    title: str = ""
+
+
 class PageMeta(NamedTuple):
     """What every page has: title, where it lives, its JSON twin, and whom it credits."""
 
@@ -51,6 +59,7 @@ class PageMeta(NamedTuple):
     section: str  # the nav entry to highlight; "" for none
     attributions: tuple[Attribution, ...]
     charts: bool = False  # whether plotly is loaded
+    search: SearchTags | None = None  # None: not in the search index
 
 
 class RunRow(NamedTuple):
@@ -136,3 +145,4 @@ class Site(NamedTuple):
     indexable: bool = True  # False: noindex everywhere (meta, robots.txt, _headers)
     # /manifest.json, or how to plan it when nothing reads it before the renderer writes it
     manifest: Manifest | Callable[[], Manifest] | None = None
+    llms: str = ""  # /llms.txt: the site's machine-readable surfaces, for agents

@@ -5,15 +5,25 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from sitegen.analysis.kernels import RunFacts
 from sitegen.content.loaded import LoadedResource
 from sitegen.site.facts import implementation_groups, project_facts, workload_groups
 from sitegen.site.format import KIND_WORDS, title_of
 from sitegen.site.lists import RUN_LIST_COLUMNS, pager, run_list_page
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta, RunRow
+from sitegen.site.search import search_tags
 from sitegen.site.urls import SECTIONS
 from sitegen.site.verdicts import WinsLine, gpu_wins
 
+# What the search page's "Page" filter calls each kind's pages.
+PAGE_KINDS = {
+    "WorkloadCase": "Workload",
+    "ImplementationRevision": "Implementation",
+    "SoftwareProject": "Project",
+    "BenchmarkProtocol": "Protocol",
+    "ExecutionEnvironment": "GPU",
+}
 # The kinds with a resource page, in the order their pages are planned.
 KINDS = (
     "WorkloadCase",
@@ -77,9 +87,10 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     meta = lookup.meta(
         title_of(entry),
         path,
-        f"{KIND_WORDS[kind].capitalize()} {title_of(entry)} in kernelindex.",
+        description(lookup, entry, ordered),
         SECTIONS[kind],
         ordered,
+        search=search_tags(lookup, PAGE_KINDS[kind], ordered),
     )
     used_by = [
         Link(f"{KIND_WORDS[u.kind]}: {title_of(u)}", lookup.urls.link(u.digest)) for u in others
@@ -117,6 +128,19 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     if kind == "SoftwareProject":
         twin["implementations"] = [link.href for link in extra_links]
     return Page(path, "resource.html", context, twin)
+
+
+def description(lookup: SiteLookup, entry: LoadedResource, runs: list[RunFacts]) -> str:
+    """`GPU environment NVIDIA H100 80GB HBM3 in kernelindex: 40 runs of 2 kernels on 1 GPU.`"""
+    said = f"{KIND_WORDS[entry.kind].capitalize()} {title_of(entry)} in kernelindex"
+    if not runs:
+        return said + "."
+    kernels = len({run.kernel_key for run in runs})
+    gpus = len({lookup.gpu_label(run.environment) for run in runs})
+    return (
+        f"{said}: {len(runs):,} run{'s' * (len(runs) != 1)} of {kernels} "
+        f"kernel{'s' * (kernels != 1)} on {gpus} GPU{'s' * (gpus != 1)}."
+    )
 
 
 def resource_continuation(lookup: SiteLookup, entry: LoadedResource, number: int) -> Page:

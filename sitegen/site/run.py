@@ -11,6 +11,7 @@ from sitegen.analysis.verdicts import judge
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
 from sitegen.model.wording import counted
+from sitegen.site.compare import compare_href
 from sitegen.site.credits import attribution_for
 from sitegen.site.facts import scalar_facts
 from sitegen.site.format import (
@@ -25,6 +26,7 @@ from sitegen.site.format import (
 )
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta
+from sitegen.site.search import search_tags
 
 
 class Headline(NamedTuple):
@@ -51,6 +53,7 @@ class Competitor(NamedTuple):
     versus: str  # against the page's run: `1.25× slower`, `2.34× faster`, `this run`
     run: Link
     this: bool  # the page's own run (or the newer run that replaces it)
+    compare: str = ""  # the compare page with the page's run and this one; "" for its own
 
 
 class Ranking(NamedTuple):
@@ -122,6 +125,9 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         f"on {gpu}, {run.shape.label()}.",
         "runs",
         [run],
+        search=search_tags(
+            lookup, "Run", [run], title=f"{run.title} · {gpu} · {run.shape.label()}"
+        ),
     )
     context = RunContext(
         meta=meta,
@@ -154,6 +160,8 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
             "implementationLabel": series.label,
             "provider": run.provider,
             "gpu": gpu,
+            "shape": run.shape.label(),
+            "values": list(map(value_json, run.values, headlines)),
             "links": links,
         },
     )
@@ -173,6 +181,22 @@ def headline(value: Value) -> Headline:
         exact=exact(value.centre, stored) if scale.unit != stored else "",
         spread=spread,
     )
+
+
+def value_json(value: Value, shown: Headline) -> dict[str, Any]:
+    """A value in the run's JSON twin: as stored, and as its page shows it (`shown`: `578 µs`,
+    `p20 575 / p80 580 µs`)."""
+    return {
+        "metric": value.metric,
+        "unit": value.unit,
+        "statistic": value.statistic,
+        "value": value.centre,
+        "low": value.low,
+        "high": value.high,
+        "spread": list(value.spread) if value.spread else None,
+        "text": shown.value,
+        "spreadText": shown.spread or None,
+    }
 
 
 def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
@@ -195,7 +219,8 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
         else:
             ratio = mine.centre / value.centre if value.centre else None
             versus = against_baseline(ratio, wording(metric))
-        rows.append(row._replace(versus=versus, this=number == place))
+        compare = "" if number == place else compare_href(lookup, [run, cell.run])
+        rows.append(row._replace(versus=versus, this=number == place, compare=compare))
     count = ranked.contenders
     words = wording(metric)
     where = f"{counted(count, 'implementation')} at this workload, pass and GPU"

@@ -45,6 +45,7 @@ def test_disk_moves_an_output_and_its_cache_aside_until_the_trash_is_emptied(
 def test_tmpfs_deletes_an_output_and_its_cache_at_once(tmp_path: Path) -> None:
     place = Place(tmp_path, on_disk=False)
     site = _output(tmp_path, "hugo-1000")
+    (tmp_path / ".hugo-1000.sitegen-lock").write_text("")  # a build's lock: a file
     place.clear(site)
     place.clear(site)  # nothing left to clear: no error
     assert list(tmp_path.iterdir()) == []
@@ -95,3 +96,42 @@ def test_the_table_says_where_each_size_was_built() -> None:
     rows = table(results).splitlines()
     assert rows[2].startswith("| 1k | tmpfs | 0.41 s |") and rows[2].endswith("| **1.20** |")
     assert rows[3].startswith("| 1M | disk | 500.00 s |") and rows[3].endswith("| — | — | — |")
+
+
+def test_this_checkouts_builds_make_no_search_index_unless_asked() -> None:
+    """What the benchmark compares is the build: Hugo and an earlier checkout make no index."""
+    content, out = Path("content"), Path("out")
+    assert run.sitegen_command(content, out)[-1] == "--no-search"
+    assert "--no-search" not in run.sitegen_command(content, out, this_checkout=False)
+    assert "--no-search" not in run.sitegen_command(content, out, search=True)
+    assert run.sitegen_command(content, out, "--incremental")[-2:] == [
+        "--no-search",
+        "--incremental",
+    ]
+
+
+def test_the_search_line_is_read_and_reported_apart() -> None:
+    line = (
+        "built 5,254 pages (4,729 runs) in 8.6 s, of which the search index 6.9 s "
+        "(5,213 pages, 5.3 MiB) → public"
+    )
+    found = run._SEARCH_LINE.search(line)
+    assert found is not None and found.groups() == ("8.6", "6.9", "5,213", "5.3")
+    results = {
+        "repeat": 1,
+        "date": "2026-12-01",
+        "machine": {"cpus": 2, "python": "3.11.7"},
+        "sizes": {},
+        "search": {
+            "output": "tmpfs",
+            "wall_s": 8.6,
+            "indexing_s": 6.9,
+            "pages_indexed": 5213,
+            "index_files": 5400,
+            "index_mib": 5.3,
+            "peak_pss_mib": 500,
+        },
+    }
+    assert "with its search index" in table(results) and "of which indexing 6.90 s" in table(
+        results
+    )

@@ -210,10 +210,10 @@ def test_an_empty_content_directory_warns(
     assert capsys.readouterr().out == f"{warning}\nok, 1 warning: 0 resources in 0 files\n"
     assert main(["check", str(empty), "--strict"]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "1 error, 0 warnings: 0 resources in 0 files"
-    assert main(["build", str(empty), "--out", str(tmp_path / "public")]) == 0
+    assert main(["build", str(empty), "--out", str(tmp_path / "public"), "--no-search"]) == 0
     captured = capsys.readouterr()
     assert warning in captured.err.splitlines()
-    assert captured.out.startswith("built 9 pages (0 runs) in ")
+    assert captured.out.startswith("built 11 pages (0 runs) in ")
 
 
 def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -224,11 +224,12 @@ def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path:
     out = tmp_path / "public"
     assert main(["build", str(content), "--out", str(out)]) == 0
     built = capsys.readouterr().out
-    assert re.fullmatch(rf"built 13 pages \(1 run\) in \d+\.\d s → {out}\n", built), built
+    index = r"of which the search index \d+\.\d s \(4 pages, \d+\.\d MiB\)"
+    assert re.fullmatch(rf"built 15 pages \(1 run\) in \d+\.\d s, {index} → {out}\n", built), built
     kernel = next((out / "kernels").glob("*/index.html")).read_text()
     assert ": 1 implementation at 1 shape, 1 measurement; the table below" in kernel
     assert main(["build", str(FIXTURES / "site" / "content"), "--out", str(out)]) == 0
-    assert capsys.readouterr().out.startswith("built 57 pages (28 runs) in ")
+    assert capsys.readouterr().out.startswith("built 59 pages (28 runs) in ")
 
 
 def test_a_build_logs_a_line_per_stage_off_a_terminal(tmp_path: Path) -> None:
@@ -247,6 +248,7 @@ def test_a_build_logs_a_line_per_stage_off_a_terminal(tmp_path: Path) -> None:
         "analyse",
         "plan",
         "render",
+        "index",  # the search index: Pagefind is installed with the tests
         "publish",
     ]
     assert "\r" not in result.stderr  # the in-place counter is a terminal's only

@@ -20,6 +20,7 @@ from sitegen.publish.write import (
     WriteError,
     check_output_dir,
     patched,
+    staged_folder,
     write_site,
 )
 from tests.conftest import FIXTURES, REPOSITORY, beside
@@ -172,6 +173,26 @@ def test_a_patch_moves_each_changed_file_in_and_deletes_the_gone(tmp_path: Path)
     assert beside(tmp_path) == ["public"]
     with pytest.raises(OutputError):
         patch.delete("../outside")
+
+
+def test_a_staged_folder_replaces_its_old_self_whole_or_not_at_all(tmp_path: Path) -> None:
+    out = tmp_path / "public"
+    write_site({"index.html": b"home", "pagefind/old.js": b"old"}, out)
+    with staged_folder(out, "pagefind") as folder:
+        folder.mkdir()
+        (folder / "new.js").write_bytes(b"new")
+        assert (out / "pagefind" / "old.js").is_file()  # nothing changes until the block ends
+    assert sorted(p.name for p in (out / "pagefind").iterdir()) == ["new.js"]
+    with pytest.raises(RuntimeError), staged_folder(out, "pagefind") as folder:
+        folder.mkdir()
+        raise RuntimeError("the index failed")
+    assert (out / "pagefind" / "new.js").read_bytes() == b"new"
+    with staged_folder(out, "pagefind"):
+        pass  # left absent: the old one goes
+    assert not (out / "pagefind").exists() and (out / "index.html").read_bytes() == b"home"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".public.sitegen-lock", "public"]
+    with pytest.raises(OutputError, match="not a previous sitegen output"):
+        staged_folder(tmp_path / "other", "pagefind").__enter__()
 
 
 # --- a file system that refuses writes: one line, exit 2, the previous site as it was -----------

@@ -68,3 +68,24 @@ def test_the_run_page_names_the_implementation_as_the_kernel_page_does() -> None
     ]
     named = {next(f for f in r.summary if f.label == "Implementation").value for r in baseline_runs}
     assert named == {"Transformers (huggingface)"}
+
+
+def test_the_run_twin_holds_its_values_as_stored_and_shown() -> None:
+    _, site = fixture_site()
+    page = next(p for p in site.pages if p.path == "runs/f0cf6dd69e048a9b/").built()
+    assert page.twin is not None
+    derived = page.twin["derived"]
+    assert derived["shape"] == "rows=4096, hidden=16384 · eps=1e-06 · fp32"
+    assert derived["values"] == [
+        {
+            "metric": "latency",
+            "unit": "ns",
+            "statistic": "median",
+            "value": 577632,
+            "low": 575347,
+            "high": 579891,
+            "spread": ["p20", "p80"],
+            "text": "578 µs",
+            "spreadText": "p20 575 / p80 580 µs",
+        }
+    ]

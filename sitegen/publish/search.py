@@ -1,0 +1,159 @@
+"""The search index: Pagefind's, made from the built pages before they are published.
+
+Pagefind is the binary of the `pagefind-bin` wheel (the `search` extra, its version pinned):
+its command line, run once over the site. Pagefind numbers pages in the order it walks the
+folder it is given (`walk_for_files` in its src/lib.rs, 1.5.2), which is the order the file
+system lists them: the same pages written in another order (render workers finish in any
+order) would give other index files. So it walks a tree of hard links to the site's pages made
+in path order, and every build of the same pages on one file system gives the same bytes.
+Which pages are indexed, and with which filters, the pages say (`data-pagefind-body`,
+`data-pagefind-filter`: templates/_base.html).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import NamedTuple
+
+from sitegen.publish.pagefind_format import ENTRY, order_filters
+
+FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
+# What the index leaves out of the pages' text (selectors of templates/*.html): numbers, chart
+# summaries, the contents list, digests and their canonical JSON, other pages' run tables, and
+# on a run page its values, its competitors and its protocol's and environment's facts (their
+# own pages are indexed): what would match every search, and what made indexing slow.
+# The pass and GPU headings of kernel pages are left out too: a sub-result runs from one
+# heading with an id to the next, so a GPU's heading would count for the chart above it; each
+# chart's own heading names its kernel, GPU and pass.
+EXCLUDED = (
+    "thead",  # column names: every table's
+    "td.num",
+    ".chart",
+    "noscript",
+    "nav.toc",
+    ".kicker",
+    ".identity",
+    "table.runs",
+    "section.pass > h2",
+    "section.gpu > h3",
+    'h2[id$="-heading"]',
+    ".headline",
+    ".ranking-here",
+    ".columns > div",
+)
+# Pagefind reads its configuration from these too: never from the environment of the build.
+_CONFIG_FILES = ("pagefind.toml", "pagefind.yml", "pagefind.yaml", "pagefind.json")
+
+
+class SearchIndex(NamedTuple):
+    pages: int  # pages indexed
+    files: int  # files of the index
+    size: int  # their bytes
+    seconds: float  # what indexing took
+
+
+class SearchError(Exception):
+    """Pagefind is installed but could not index the site."""
+
+    def __str__(self) -> str:
+        return f"search index: {self.args[0]}; hint: --no-search builds the site without it"
+
+
+def pagefind_binary() -> Path | None:
+    """The binary of the installed `pagefind-bin` wheel; None when it is not installed."""
+    try:
+        from pagefind_bin import get_executable  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        found: Path = get_executable()
+    except FileNotFoundError:
+        return None
+    return found
+
+
+def pagefind_version() -> str | None:
+    try:
+        return metadata.version("pagefind-bin")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchIndex:
+    """Index the HTML pages under `site` into the folder `into`. `work` is a folder that does
+    not exist yet, on the file system of `site` (the pages' links go there); it is removed."""
+    started = time.perf_counter()
+    pages = work / "site"
+    try:
+        link_pages(site, pages)
+        command = [
+            str(binary),
+            "--site",
+            str(pages),
+            "--output-path",
+            str(into),
+            "--silent",
+            *(part for selector in EXCLUDED for part in ("--exclude-selectors", selector)),
+        ]
+        # Run from the work folder, with no PAGEFIND_ variable: nothing of the machine's.
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("PAGEFIND_")}
+        for name in _CONFIG_FILES:
+            if (work / name).exists():
+                raise SearchError(f"{work / name}: a Pagefind configuration file in the way")
+        result = subprocess.run(
+            command, cwd=work, env=environment, capture_output=True, text=True, check=False
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if result.returncode != 0:
+        said = (result.stderr or result.stdout).strip().splitlines()[-3:]
+        raise SearchError(f"pagefind exited {result.returncode}: " + " / ".join(said))
+    try:
+        order_filters(into)  # pagefind 1.5.2 writes them in a different order each run
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+        raise SearchError(f"the index pagefind wrote: {error}") from None
+    return SearchIndex(
+        pages=_page_count(into),
+        files=sum(1 for p in into.rglob("*") if p.is_file()),
+        size=sum(p.stat().st_size for p in into.rglob("*") if p.is_file()),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def link_pages(site: Path, pages: Path) -> int:
+    """Hard-link every `.html` file under `site` into `pages`, folders and files in path order
+    (copied where the file system has no hard links); how many."""
+    found: list[str] = []
+    for root, folders, files in os.walk(site):
+        relative = os.path.relpath(root, site)
+        # Not a previous index, nor work folders (`.…`), which are never pages.
+        folders[:] = [f for f in folders if not f.startswith(".")]
+        if relative == ".":
+            folders[:] = [f for f in folders if f != FOLDER]
+        prefix = "" if relative == "." else relative + "/"
+        found.extend(prefix + name for name in files if name.endswith(".html"))
+    made: set[str] = set()
+    for path in sorted(found):
+        folder = os.path.dirname(path)
+        if folder not in made:
+            os.makedirs(pages / folder, exist_ok=True)
+            made.add(folder)
+        try:
+            os.link(site / path, pages / path)
+        except OSError:
+            shutil.copyfile(site / path, pages / path)
+    return len(found)
+
+
+def _page_count(into: Path) -> int:
+    try:
+        entry = json.loads((into / ENTRY).read_text(encoding="utf-8"))
+        return sum(int(language["page_count"]) for language in entry["languages"].values())
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SearchError(f"pagefind wrote no readable {ENTRY}: {error}") from None

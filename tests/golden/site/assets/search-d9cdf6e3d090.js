@@ -1,0 +1,89 @@
+// kernelindex: the search page. Pagefind's own interface and index, from the site's pagefind/
+// folder (never a CDN); a site built without the index says search is not available.
+(function () {
+  "use strict";
+
+  function unavailable(root) {
+    root.hidden = true;
+    var note = document.getElementById("search-unavailable");
+    if (note) note.hidden = false;
+  }
+
+  // The words searched for stay in the address (?q=…), so a search can be linked to.
+  function remember(term) {
+    var url = new URL(window.location.href);
+    if (term) url.searchParams.set("q", term);
+    else url.searchParams.delete("q");
+    window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+    return term;
+  }
+
+  function open(root) {
+    var bundle = root.getAttribute("data-bundle");
+    var example = root.getAttribute("data-example");
+    var ui = new window.PagefindUI({
+      element: "#search",
+      bundlePath: bundle,
+      baseUrl: root.getAttribute("data-base"),
+      showSubResults: true,
+      showImages: false,
+      resetStyles: false,
+      excerptLength: 24,
+      // A kernel page (its charts) before the many short run pages that share its words; its
+      // charts' headings weigh most (data-pagefind-weight), run titles less than by default.
+      ranking: { metaWeights: { title: 0.5 }, pageLength: 0.2, termSaturation: 2 },
+      translations: { placeholder: example ? "Search, e.g. " + example : "Search" },
+      processTerm: remember,
+    });
+    labelInput(0);
+    var term = new URLSearchParams(window.location.search).get("q");
+    if (term) ui.triggerSearch(term);
+  }
+
+  // Pagefind's input has a title only: the page's own visible label names it.
+  function labelInput(tries) {
+    var input = document.querySelector("#search .pagefind-ui__search-input");
+    var label = document.getElementById("search-label");
+    if (!input || !label) {
+      if (tries < 50) window.requestAnimationFrame(function () { labelInput(tries + 1); });
+      return;
+    }
+    input.id = "search-input";
+    label.hidden = false;
+  }
+
+  function load(root, bundle) {
+    var style = document.createElement("link");
+    style.rel = "stylesheet";
+    style.href = bundle + "pagefind-ui.css";
+    var script = document.createElement("script");
+    script.src = bundle + "pagefind-ui.js";
+    script.onload = function () {
+      if (typeof window.PagefindUI === "undefined") return unavailable(root);
+      document.head.appendChild(style);
+      open(root);
+    };
+    script.onerror = function () { unavailable(root); };
+    document.head.appendChild(script);
+  }
+
+  function start() {
+    var root = document.getElementById("search");
+    if (!root) return;
+    var bundle = root.getAttribute("data-bundle");
+    // The index's entry first: a site built without the index says so, and loads nothing.
+    window.fetch(bundle + "pagefind-entry.json", { credentials: "same-origin" }).then(
+      function (response) {
+        if (response.ok) load(root, bundle);
+        else unavailable(root);
+      },
+      function () { unavailable(root); }
+    );
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

@@ -1,0 +1,219 @@
+"""The search index (sitegen/publish/search.py): Pagefind over the staged site, the same bytes
+for the same pages whatever order they were written in, and a site built without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+import sitegen.pipeline
+import sitegen.publish.search
+from sitegen.cli import main
+from sitegen.pipeline import build_site
+from sitegen.publish.pagefind_format import PAGEFIND_VERSION, read
+from sitegen.publish.search import (
+    EXCLUDED,
+    FOLDER,
+    SearchError,
+    index_search,
+    link_pages,
+    pagefind_binary,
+    pagefind_version,
+)
+from tests.conftest import FIXTURES, REPOSITORY
+from tests.publish.test_incremental import edit, run_files
+from tests.test_pipeline import tree
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+INDEXED = 48  # the fixture's kernel, run and resource pages: not lists, search/, compare/, 404
+
+
+def index_of(site: Path) -> dict[str, bytes]:
+    return {k: v for k, v in tree(site).items() if k.startswith(FOLDER + "/")}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("search") / "public"
+    result = build_site(SITE_CONTENT, out, search=True)
+    assert result.search is not None and result.search.pages == INDEXED
+    return out
+
+
+def test_the_pinned_pagefind_is_the_one_installed() -> None:
+    project = (REPOSITORY / "pyproject.toml").read_text()
+    assert f'"pagefind-bin=={PAGEFIND_VERSION}"' in project
+    assert pagefind_version() == PAGEFIND_VERSION and pagefind_binary() is not None
+
+
+def test_the_index_goes_live_with_the_pages(built: Path) -> None:
+    entry = json.loads((built / FOLDER / "pagefind-entry.json").read_text())
+    assert entry["version"] == PAGEFIND_VERSION
+    assert entry["languages"]["en"]["page_count"] == INDEXED
+    assert (built / FOLDER / "pagefind-ui.js").is_file()
+    assert len(list((built / FOLDER / "fragment").iterdir())) == INDEXED
+    # Only the pages: no work folder left in the site or beside it.
+    assert not [p for p in built.rglob(".*") if p.name != ".sitegen-output"]
+    assert sorted(p.name for p in built.parent.iterdir()) == [".public.sitegen-lock", "public"]
+
+
+def test_the_filters_are_written_in_order(built: Path) -> None:
+    (meta_file,) = (built / FOLDER).glob("*.pf_meta")
+    meta = read(meta_file)
+    names = [name for name, _ in meta[3]]
+    assert names == ["GPU", "Implementation", "Kernel", "Page", "Pass"]
+    for name, filter_hash in meta[3]:
+        filter_name, values = read(built / FOLDER / "filter" / f"{filter_hash}.pf_filter")
+        assert filter_name == name
+        assert [value for value, _ in values] == sorted(value for value, _ in values)
+    gpu = read(built / FOLDER / "filter" / f"{meta[3][0][1]}.pf_filter")
+    assert [value for value, _ in gpu[1]] == ["NVIDIA A100 SXM4-80GB", "NVIDIA H100 80GB HBM3"]
+
+
+def test_the_same_pages_written_in_another_order_give_the_same_index(
+    built: Path, tmp_path: Path
+) -> None:
+    """Pagefind numbers pages as it walks the folder, and writes filters in a hash map's order
+    that changes every run: neither reaches the bytes."""
+    files = sorted(p for p in built.rglob("*") if p.is_file() and FOLDER not in p.parts)
+    indexes = []
+    for name, order in (("forward", files), ("backward", files[::-1])):
+        site = tmp_path / name / "site"
+        for path in order:
+            copy = site / path.relative_to(built)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+        binary = pagefind_binary()
+        assert binary is not None
+        index_search(site, site / FOLDER, tmp_path / name / "work", binary)
+        indexes.append(index_of(site))
+        assert not (tmp_path / name / "work").exists()
+    assert indexes[0] == indexes[1] == index_of(built)
+
+
+def test_the_pages_are_linked_in_path_order_never_an_old_index(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    for path in ("b/index.html", "a/index.html", "index.html", "a/index.json", "pagefind/x.html"):
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(path)
+    (site / ".work").mkdir()
+    (site / ".work" / "y.html").write_text("")
+    assert link_pages(site, tmp_path / "links") == 3
+    links = tmp_path / "links"
+    linked = sorted(p.relative_to(links).as_posix() for p in links.rglob("*.html"))
+    assert linked == ["a/index.html", "b/index.html", "index.html"]
+    assert (
+        os.stat(tmp_path / "links" / "a" / "index.html").st_ino
+        == os.stat(site / "a" / "index.html").st_ino
+    )  # a hard link, not a copy
+
+
+def test_pages_are_copied_where_hard_links_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("home")
+
+    def no_links(source: object, target: object) -> None:
+        raise OSError("no hard links here")
+
+    monkeypatch.setattr(os, "link", no_links)
+    assert link_pages(site, tmp_path / "links") == 1
+    assert (tmp_path / "links" / "index.html").read_text() == "home"
+
+
+def test_every_selector_left_out_is_one_the_templates_make() -> None:
+    """A renamed class would silently put back into the index what it left out."""
+    templates = "".join(p.read_text() for p in (REPOSITORY / "templates").glob("*.html"))
+    for selector in EXCLUDED:
+        for name in re.findall(r"\.([a-z][\w-]*)", selector):
+            assert re.search(rf'class="[^"]*\b{name}\b', templates), selector
+        for tag in re.findall(r"(?:^|[\s>])([a-z][a-z0-9]*)(?=[.\[\s]|$)", selector):
+            assert f"<{tag}" in templates, selector
+    assert re.search(r'<h2 id="[a-z]+-heading"', templates)
+
+
+def test_without_pagefind_the_site_is_built_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sitegen.pipeline, "pagefind_binary", lambda: None)
+    out = tmp_path / "public"
+    assert main(["build", str(SITE_CONTENT), "--out", str(out)]) == 0
+    said = capsys.readouterr()
+    assert said.err.count("pagefind is not installed") == 1
+    assert (
+        "warning: no search index: pagefind is not installed (pip install 'sitegen[search]')"
+        in (said.err)
+    )
+    assert "search index" not in said.out
+    assert not (out / FOLDER).exists() and (out / "search" / "index.html").is_file()
+
+
+def test_a_failing_pagefind_fails_the_build_and_keeps_the_old_site(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "public"
+    shutil.copytree(built, out)
+    before = tree(out)
+    broken = tmp_path / "pagefind"
+    broken.write_text("#!/bin/sh\necho 'Error: something broke' >&2\nexit 3\n")
+    broken.chmod(broken.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(sitegen.pipeline, "pagefind_binary", lambda: broken)
+    with pytest.raises(SearchError, match=r"pagefind exited 3: Error: something broke"):
+        build_site(SITE_CONTENT, out, search=True)
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".public.sitegen-lock",
+        "pagefind",
+        "public",
+    ]
+
+
+def test_pagefind_reads_no_configuration_of_the_machine(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAGEFIND_EXCLUDE_SELECTORS", "h1")
+    monkeypatch.setenv("PAGEFIND_FORCE_LANGUAGE", "pt")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pagefind.yml").write_text("force_language: pt\n")
+    out = tmp_path / "public"
+    build_site(SITE_CONTENT, out, search=True)
+    assert index_of(out) == index_of(built)
+
+
+def test_incremental_builds_index_again_only_when_a_page_changed(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    first = build_site(content, out, incremental=True, search=True)
+    assert first.search is not None and index_of(out) == index_of(built)
+    calls = []
+    index = sitegen.pipeline.index_search
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return index(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sitegen.pipeline, "index_search", counted)
+    same = build_site(content, out, incremental=True, search=True)
+    assert calls == [] and same.search is None and index_of(out) == index_of(built)
+    edit(run_files(content)[0], lambda d: d["metadata"].update(title=d["metadata"]["title"] + "!"))
+    changed = build_site(content, out, incremental=True, search=True)
+    assert len(calls) == 1 and changed.search is not None
+    cold = tmp_path / "cold"
+    build_site(content, cold, search=True)
+    assert tree(out) == tree(cold)  # pages and index, as a full build writes them
+    # Built without the index, an incremental build leaves none behind.
+    build_site(content, out, incremental=True, search=False)
+    assert not (out / FOLDER).exists()
+    left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith("-lock"))
+    assert left == ["cold", "content", "public"]  # no work folder beside them
