@@ -1,13 +1,12 @@
 """The search index: Pagefind's, made from the built pages before they are published.
 
 Pagefind is the binary of the `pagefind-bin` wheel (the `search` extra, its version pinned):
-its command line, run once over the site. Pagefind numbers pages in the order it walks the
-folder it is given (`walk_for_files` in its src/lib.rs, 1.5.2), which is the order the file
-system lists them: the same pages written in another order (render workers finish in any
-order) would give other index files. So it walks a tree of hard links to the site's pages made
-in path order, and every build of the same pages on one file system gives the same bytes.
-Which pages are indexed, and with which filters, the pages say (`data-pagefind-body`,
-`data-pagefind-filter`: templates/_base.html).
+its command line, run once over a tree of hard links to the site's pages (the pages only: no
+previous index, no work folder). Pagefind numbers the pages in the order it walks them, the file
+system's listing order (`walk_for_files` in its src/lib.rs, 1.5.2), and orders filters by a
+seeded hash map; `pagefind_format.canonicalise` rewrites what it wrote so that the same pages
+give the same bytes on any machine. Which pages are indexed, and with which filters, the pages
+say (`data-pagefind-body`, `data-pagefind-filter`: templates/_base.html).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.publish.pagefind_format import ENTRY, order_filters
+from sitegen.publish.pagefind_format import ENTRY, canonicalise
 
 FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
 # What the index leaves out of the pages' text (selectors of templates/*.html): numbers, chart
@@ -115,7 +114,7 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
         said = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise SearchError(f"pagefind exited {result.returncode}: " + " / ".join(said))
     try:
-        order_filters(into)  # pagefind 1.5.2 writes them in a different order each run
+        canonicalise(into)  # pagefind 1.5.2's bytes follow the folder's listing order
     except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
         raise SearchError(f"the index pagefind wrote: {error}") from None
     return SearchIndex(

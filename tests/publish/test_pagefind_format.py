@@ -4,6 +4,7 @@ put in order, nothing else changed."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 from pathlib import Path
 
@@ -15,9 +16,9 @@ from sitegen.publish.pagefind_format import (
     PAGEFIND_VERSION,
     SIGNATURE,
     IndexFormatError,
+    canonicalise,
     decode,
     encode,
-    order_filters,
     read,
 )
 
@@ -46,58 +47,119 @@ def _write(path: Path, value: object) -> None:
     path.write_bytes(gzip.compress(SIGNATURE + encode(value), mtime=0))
 
 
-def _index(root: Path, filters: list[tuple[str, str, list[list[object]]]]) -> Path:
-    """A small index as Pagefind writes one: filters in any order, values in any order."""
-    (root / "filter").mkdir(parents=True)
+def _index(
+    root: Path,
+    urls: list[str],
+    words: dict[str, list[int]],
+    passes: dict[str, list[int]],
+    filter_order: list[str],
+) -> Path:
+    """A small index as Pagefind writes one: pages numbered in the order of `urls`, each word's
+    pages (by number) delta-encoded, filters in `filter_order`, values in any order."""
+    for folder in ("fragment", "index", "filter"):
+        (root / folder).mkdir(parents=True)
+    pages = []
+    for url in urls:
+        fragment = f"en_{abs(hash(url)) % 10**7:07d}"
+        (root / "fragment" / f"{fragment}.pf_fragment").write_bytes(
+            gzip.compress(SIGNATURE + json.dumps({"url": url}).encode(), mtime=0)
+        )
+        pages.append([fragment, 10])
+    entries = []
+    for word, numbers in sorted(words.items()):
+        deltas = [b - a for a, b in zip([0, *sorted(numbers)], sorted(numbers), strict=False)]
+        entries.append([word, [[d, [-5, 1, 2], []] for d in deltas], []])
+    _write(root / "index" / "en_ccccccc.pf_index", [entries])
+    filters = {
+        "Pass": ["en_1111111", [[value, sorted(numbers)] for value, numbers in passes.items()]],
+        "GPU": ["en_2222222", [["H100", list(range(len(urls)))]]],
+    }
     listed = []
-    for name, file_hash, filter_values in filters:
-        _write(root / "filter" / f"{file_hash}.pf_filter", [name, filter_values])
+    for name in filter_order:
+        file_hash, values = filters[name]
+        _write(root / "filter" / f"{file_hash}.pf_filter", [name, values])
         listed.append([name, file_hash])
-    meta = [PAGEFIND_VERSION, [["en_aaaaaaa", 12]], [["a", "z", "en_bbbbbbb"]], listed, [], []]
+    meta = [PAGEFIND_VERSION, pages, [["a", "z", "en_ccccccc"]], listed, [], ["title"]]
     _write(root / "pagefind.en_0123456789.pf_meta", meta)
     entry = {"version": PAGEFIND_VERSION, "languages": {"en": {"hash": "en_0123456789"}}}
     (root / "pagefind-entry.json").write_text(json.dumps(entry, separators=(",", ":")))
     return root
 
 
-def test_filters_are_put_in_order_and_renamed(tmp_path: Path) -> None:
+def _pages_of(root: Path) -> dict[str, list[str]]:
+    """Each word's pages, as URLs, read back through the metadata and the fragments."""
+    entry = json.loads((root / "pagefind-entry.json").read_text())
+    meta = read(root / f"pagefind.{entry['languages']['en']['hash']}.pf_meta")
+    urls = [
+        json.loads(gzip.decompress((root / "fragment" / f"{h}.pf_fragment").read_bytes())[12:])[
+            "url"
+        ]
+        for h, _ in meta[1]
+    ]
+    found = {}
+    for _, _, chunk in meta[2]:
+        for word, pages, _ in read(root / "index" / f"{chunk}.pf_index")[0]:
+            numbers = list(itertools.accumulate(page[0] for page in pages))
+            assert numbers == sorted(numbers) and all(page[0] > 0 for page in pages[1:])
+            found[word] = [urls[n] for n in numbers]
+    for _, filter_hash in meta[3]:
+        name, values = read(root / "filter" / f"{filter_hash}.pf_filter")
+        for value, numbers in values:
+            assert numbers == sorted(numbers)
+            found[f"{name}={value}"] = [urls[n] for n in numbers]
+    return found
+
+
+def test_pages_are_numbered_by_url_and_filters_put_in_order(tmp_path: Path) -> None:
+    """Two indexes of the same three pages, walked in two orders: the same bytes once
+    canonicalised, and every word and filter value still lists its own pages."""
     one = _index(
         tmp_path / "one",
-        [
-            ("Pass", "en_1111111", [["forward", [0, 2]], ["backward", [1]]]),
-            ("GPU", "en_2222222", [["H100", [0, 1, 2]]]),
-        ],
+        ["/b/", "/a/", "/c/"],
+        {"layer": [0, 2], "norm": [1]},  # layer: /b/ and /c/; norm: /a/
+        {"forward": [0, 2], "backward": [1]},
+        ["Pass", "GPU"],
     )
     two = _index(
         tmp_path / "two",
-        [
-            ("GPU", "en_3333333", [["H100", [0, 1, 2]]]),
-            ("Pass", "en_4444444", [["backward", [1]], ["forward", [0, 2]]]),
-        ],
+        ["/c/", "/b/", "/a/"],
+        {"layer": [0, 1], "norm": [2]},
+        {"backward": [2], "forward": [1, 0]},
+        ["GPU", "Pass"],
     )
-    order_filters(one)
-    order_filters(two)
+
+    def as_sets(found: dict[str, list[str]]) -> dict[str, set[str]]:
+        return {key: set(urls) for key, urls in found.items()}
+
+    assert as_sets(_pages_of(one)) == as_sets(_pages_of(two))  # the same pages, two numberings
+    canonicalise(one)
+    canonicalise(two)
     files = [
         {p.relative_to(r).as_posix(): p.read_bytes() for p in r.rglob("*") if p.is_file()}
         for r in (one, two)
     ]
-    assert files[0] == files[1]  # the same index, whatever order Pagefind wrote it in
+    assert files[0] == files[1]  # the same index, whatever order Pagefind walked the pages in
+    assert _pages_of(one) == {
+        "layer": ["/b/", "/c/"],
+        "norm": ["/a/"],
+        "GPU=H100": ["/a/", "/b/", "/c/"],
+        "Pass=backward": ["/a/"],
+        "Pass=forward": ["/b/", "/c/"],
+    }
     entry = json.loads((one / "pagefind-entry.json").read_text())
     (meta_file,) = one.glob("*.pf_meta")
     assert meta_file.name == f"pagefind.{entry['languages']['en']['hash']}.pf_meta"
     meta = read(meta_file)
     assert [name for name, _ in meta[3]] == ["GPU", "Pass"]
-    assert meta[1] == [["en_aaaaaaa", 12]] and meta[2] == [["a", "z", "en_bbbbbbb"]]
-    passes = read(one / "filter" / f"{meta[3][1][1]}.pf_filter")
-    assert passes == ["Pass", [["backward", [1]], ["forward", [0, 2]]]]  # its pages unchanged
     assert len(list((one / "filter").iterdir())) == 2  # the old files gone
+    assert len(list((one / "index").iterdir())) == 1
 
 
 def test_an_index_of_another_pagefind_is_refused(tmp_path: Path) -> None:
-    root = _index(tmp_path / "i", [])
+    root = _index(tmp_path / "i", ["/a/"], {"a": [0]}, {"forward": [0]}, ["Pass", "GPU"])
     (root / "pagefind-entry.json").write_text('{"version": "9.0.0", "languages": {}}')
     with pytest.raises(IndexFormatError, match=r"pagefind '9\.0\.0'.*1\.5\.2"):
-        order_filters(root)
+        canonicalise(root)
 
 
 def test_what_is_not_an_index_file_is_refused(tmp_path: Path) -> None:
@@ -105,6 +167,6 @@ def test_what_is_not_an_index_file_is_refused(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(b"something else"))
     with pytest.raises(IndexFormatError, match="not a Pagefind index file"):
         read(path)
-    path.write_bytes(gzip.compress(SIGNATURE + bytes.fromhex("f93c00")))  # a half float
-    with pytest.raises(IndexFormatError, match="does not write"):
+    path.write_bytes(gzip.compress(SIGNATURE + bytes.fromhex("8301")))  # three items, one given
+    with pytest.raises(IndexFormatError, match=r"^x\.pf_filter: "):
         read(path)

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -76,25 +77,48 @@ def test_the_filters_are_written_in_order(built: Path) -> None:
     assert [value for value, _ in gpu[1]] == ["NVIDIA A100 SXM4-80GB", "NVIDIA H100 80GB HBM3"]
 
 
-def test_the_same_pages_written_in_another_order_give_the_same_index(
-    built: Path, tmp_path: Path
+def linking_in(order: str) -> object:
+    """`link_pages`, making the links in path order or its reverse: on tmpfs a folder lists
+    its entries in the order they were made, so Pagefind walks the pages in that order (as ext4
+    walks them in an order seeded per file system: another machine's)."""
+
+    def link(site: Path, pages: Path) -> int:
+        found = sorted(p.relative_to(site) for p in site.rglob("*.html") if FOLDER not in p.parts)
+        for path in found if order == "forward" else found[::-1]:
+            (pages / path).parent.mkdir(parents=True, exist_ok=True)
+            os.link(site / path, pages / path)
+        return len(found)
+
+    return link
+
+
+def test_the_same_pages_walked_in_another_order_give_the_same_index(
+    built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Pagefind numbers pages as it walks the folder, and writes filters in a hash map's order
     that changes every run: neither reaches the bytes."""
-    files = sorted(p for p in built.rglob("*") if p.is_file() and FOLDER not in p.parts)
-    indexes = []
-    for name, order in (("forward", files), ("backward", files[::-1])):
-        site = tmp_path / name / "site"
-        for path in order:
-            copy = site / path.relative_to(built)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, copy)
-        binary = pagefind_binary()
-        assert binary is not None
-        index_search(site, site / FOLDER, tmp_path / name / "work", binary)
-        indexes.append(index_of(site))
-        assert not (tmp_path / name / "work").exists()
-    assert indexes[0] == indexes[1] == index_of(built)
+    shm = Path("/dev/shm")
+    mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    assert [str(shm), "tmpfs"] in mounts, "the test walks pages on tmpfs, in the order made"
+    binary = pagefind_binary()
+    assert binary is not None
+    with tempfile.TemporaryDirectory(dir=shm) as root:
+        site = Path(root) / "site"
+        shutil.copytree(built, site, ignore=shutil.ignore_patterns(FOLDER))
+        indexes = {}
+        for canonical in (False, True):
+            if not canonical:  # Pagefind's own bytes: the order shows through
+                monkeypatch.setattr(sitegen.publish.search, "canonicalise", lambda index: None)
+            else:
+                monkeypatch.undo()
+            for order in ("forward", "backward"):
+                monkeypatch.setattr(sitegen.publish.search, "link_pages", linking_in(order))
+                index_search(site, site / FOLDER, Path(root) / "work", binary)
+                indexes[(canonical, order)] = index_of(site)
+                shutil.rmtree(site / FOLDER)
+        raw_forward, raw_backward = indexes[(False, "forward")], indexes[(False, "backward")]
+        assert raw_forward != raw_backward  # the test walks two orders indeed
+        assert indexes[(True, "forward")] == indexes[(True, "backward")] == index_of(built)
 
 
 def test_the_pages_are_linked_in_path_order_never_an_old_index(tmp_path: Path) -> None:
