@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
 from sitegen.analysis.series import Cell, metrics_of, rank_cohort
-from sitegen.analysis.verdicts import judge
+from sitegen.analysis.verdicts import PointVerdict, judge
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
 from sitegen.model.wording import counted
@@ -224,7 +224,7 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
     count = ranked.contenders
     words = wording(metric)
     where = f"{counted(count, 'implementation')} at this workload, pass and GPU"
-    judged = judge(cells, run.workload, None, run.shape)
+    judged = ranked.judged
     tied = judged is not None and judged.outcome == "tie" and own.series in judged.tied
     if newer is not None:
         verdict = "A newer run of this implementation at this workload replaces this one."
@@ -284,6 +284,7 @@ class RankedCohort(NamedTuple):
     rows: tuple[Competitor, ...]  # each cell's row, `versus` and `this` left for the page
     contenders: int  # the cells ranked (with a value)
     measured: str  # `median latency (µs)`
+    judged: PointVerdict | None  # who wins here, beyond the recorded spread
 
 
 def ranked_cohort(
@@ -308,7 +309,8 @@ def ranked_cohort(
         for cell in cells
     )
     measured = f"{'median ' if metric == LATENCY else ''}{metric_name(metric)} ({scale.unit})"
-    return RankedCohort(cells, rows, sum(1 for c in cells if c.rank), measured)
+    judged = judge(cells, runs[0].workload, None, runs[0].shape)
+    return RankedCohort(cells, rows, sum(1 for c in cells if c.rank), measured, judged)
 
 
 def ordinal(number: int) -> str:

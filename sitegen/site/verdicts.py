@@ -115,13 +115,9 @@ def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
     lines = []
     label = lookup.gpu_label(environment)
     gpu = Link(label, lookup.urls.link(environment))
+    on_gpu = lookup.memo(_latency_cohorts)(None).get(environment, {})
     for kernel in lookup.analysis.kernels:
-        # pass → (protocol, workload) → the cohort's runs with a latency (or no value at all)
-        cohorts: dict[str, dict[tuple[str, str], list[RunFacts]]] = {}
-        for run in kernel.runs:
-            if run.environment == environment and (LATENCY, "ns") in metrics_of(run):
-                by_cohort = cohorts.setdefault(run.pass_name, {})
-                by_cohort.setdefault((run.protocol, run.workload), []).append(run)
+        cohorts = on_gpu.get(kernel.key)
         if not cohorts:
             continue
         series = lookup.series_by_key(kernel.key)
@@ -154,3 +150,19 @@ def latency_tally(verdicts: tuple[ChartVerdicts, ...]) -> str:
     """The latency charts' verdicts of a pass on a GPU, in one line."""
     latency = [v for v in verdicts if v.chart.metric == LATENCY]
     return tally_text(tally(latency), wording(LATENCY))
+
+
+# environment → kernel → pass → (protocol, workload) → the cohort's runs with a latency (or
+# with no value at all, as the latency charts list them)
+LatencyCohorts = dict[str, dict[str, dict[str, dict[tuple[str, str], list[RunFacts]]]]]
+
+
+def _latency_cohorts(lookup: SiteLookup, _: None) -> LatencyCohorts:
+    """Every GPU's latency cohorts, grouped once a build for all the GPU pages."""
+    found: LatencyCohorts = {}
+    for run in lookup.runs.values():
+        if (LATENCY, "ns") in metrics_of(run):
+            by_kernel = found.setdefault(run.environment, {}).setdefault(run.kernel_key, {})
+            by_cohort = by_kernel.setdefault(run.pass_name, {})
+            by_cohort.setdefault((run.protocol, run.workload), []).append(run)
+    return found
