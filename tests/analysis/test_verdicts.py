@@ -77,21 +77,22 @@ def outcomes(verdicts: ChartVerdicts) -> list[tuple[int | None, str, str, tuple[
     ]
 
 
+# LayerNorm forward on the H100, (provider, hidden) → (median, p20, p80) in ns:
+SWITCH = {
+    # Transformers clearly ahead at 1024 …
+    ("liger", 1024): (100_000, 95_000, 105_000),
+    ("huggingface", 1024): (50_000, 48_000, 52_000),
+    # … the spreads overlap at 4096 (Liger's median lower, but not beyond the noise) …
+    ("liger", 4096): (100_000, 90_000, 110_000),
+    ("huggingface", 4096): (105_000, 100_000, 112_000),
+    # … and Liger clearly ahead at 16384.
+    ("liger", 16384): (100_000, 98_000, 102_000),
+    ("huggingface", 16384): (200_000, 190_000, 210_000),
+}
+
+
 def test_a_win_a_tie_and_a_switch_of_winner(tmp_path: Path) -> None:
-    content = edited(
-        tmp_path,
-        {
-            # Transformers clearly ahead at 1024 …
-            ("liger", 1024): (100_000, 95_000, 105_000),
-            ("huggingface", 1024): (50_000, 48_000, 52_000),
-            # … the spreads overlap at 4096 (Liger's median lower, but not beyond the noise) …
-            ("liger", 4096): (100_000, 90_000, 110_000),
-            ("huggingface", 4096): (105_000, 100_000, 112_000),
-            # … and Liger clearly ahead at 16384.
-            ("liger", 16384): (100_000, 98_000, 102_000),
-            ("huggingface", 16384): (200_000, 190_000, 210_000),
-        },
-    )
+    content = edited(tmp_path, SWITCH)
     verdicts = verdicts_of(forward_chart(content))
     assert outcomes(verdicts) == [
         (1024, "win", "Transformers", ()),

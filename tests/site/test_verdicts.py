@@ -6,18 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from sitegen.site.resource import ResourceContext
-from tests.analysis.test_verdicts import edited
+from tests.analysis.test_verdicts import SWITCH, edited
 from tests.site.planned import fixture_site
 from tests.site.test_kernel import layer_norm_page
-
-SWITCH = {
-    ("liger", 1024): (100_000, 95_000, 105_000),
-    ("huggingface", 1024): (50_000, 48_000, 52_000),
-    ("liger", 4096): (100_000, 90_000, 110_000),
-    ("huggingface", 4096): (105_000, 100_000, 112_000),
-    ("liger", 16384): (100_000, 98_000, 102_000),
-    ("huggingface", 16384): (200_000, 190_000, 210_000),
-}
 
 
 def test_the_strip_names_each_points_winner_and_the_tally_sums_the_pass(tmp_path: Path) -> None:
