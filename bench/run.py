@@ -603,8 +603,9 @@ def bench_serve(n: int, repeat: int, place: Place) -> dict[str, Any]:
         for line in lines:
             if line.startswith("built "):
                 return time.perf_counter(), line.strip()
-            if not line.startswith("serving "):
+            if line.startswith(("build failed", "sitegen serve: ")):
                 raise SystemExit(f"sitegen serve: {line.strip()}")
+            # Anything else (the address, a content warning) is the server talking, not failing.
         raise SystemExit(f"sitegen serve stopped ({process.wait()})")
 
     samples, printed = [], []
