@@ -52,6 +52,7 @@ def test_a_build_interrupted_while_rendering_keeps_the_previous_site(
     stop: signal.Signals,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     """Ctrl-C or SIGTERM, a real signal to this process, halfway through the pages: the staged
     tree is removed, the previous site is byte for byte the same, and the line says so."""
@@ -67,6 +68,10 @@ def test_a_build_interrupted_while_rendering_keeps_the_previous_site(
         render_page(*args)
 
     monkeypatch.setattr(sitegen.render.render, "_render_page", render_then_stop)
+    # A background job (`cmd &` in a script) inherits SIGINT ignored, which sitegen respects:
+    # give this process Python's own Ctrl-C, as a terminal's would have.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    request.addfinalizer(lambda: signal.signal(signal.SIGINT, previous))
     handlers = [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)]
     capsys.readouterr()
     assert main(["build", str(SITE_CONTENT), "--out", str(built)]) == 2
