@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,22 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 # shared/ lies beside the repository: in a session's checkout and in CI's fresh clone alike.
 SHARED = REPOSITORY.parent / "shared"
 FIXTURES = REPOSITORY / "tests" / "fixtures"
+
+
+def npm_installed(folder: Path, installed: Path) -> Path:
+    """`folder` (a package.json and its lock) with its node_modules, `npm ci` run once when
+    `installed` is missing: a fresh checkout's tests install what they need, as `.ci/run`
+    does. Under a lock, since pytest-xdist workers share the folder."""
+    with open(folder / "package.json", "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists():
+            npm = shutil.which("npm")
+            assert npm, "npm is missing: apt-get install -y nodejs npm (.ci/run does)"
+            subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, capture_output=True
+            )
+    return folder
+
 
 # `SITEGEN_REGENERATE=1 pytest` rewrites every expected-output file instead of comparing.
 REGENERATE = os.environ.get("SITEGEN_REGENERATE") == "1"

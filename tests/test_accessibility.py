@@ -1,9 +1,9 @@
 """axe-core in a real browser over each kind of page, light and dark: zero violations.
 
-axe-core comes from npm (tests/axe/package.json, installed by `.ci/run`); it is injected into
-each page after its charts are drawn, so what it checks is what a reader gets. The page's own
-Content-Security-Policy forbids the injected script, so the context bypasses it for axe alone
-(tests/test_browser.py proves the pages work under it).
+axe-core comes from npm (tests/axe/package.json: `npm ci` there by `.ci/run`, or here when
+missing); it is injected into each page after its charts are drawn, so what it checks is what a
+reader gets. The page's own Content-Security-Policy forbids the injected script, so the context
+bypasses it for axe alone (tests/test_browser.py proves the pages work under it).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
+from tests.conftest import npm_installed
 from tests.test_browser import (  # noqa: F401
     SEED_COMPETITOR,
     base_url,
@@ -28,6 +29,11 @@ AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 SEED_RUN = "runs/f0cf6dd69e048a9b/"  # LayerNorm · liger · backward at hidden 16384 on the H100
 
 
+@pytest.fixture(scope="module", autouse=True)
+def axe_installed() -> None:
+    npm_installed(AXE.parents[2], AXE)
+
+
 def violations(
     browser: Browser,  # noqa: F811
     url: str,
@@ -35,7 +41,6 @@ def violations(
     ready: str = "",
 ) -> list[dict[str, Any]]:
     """`ready`: what the page's script shows once it is done (compare, search), waited for."""
-    assert AXE.exists(), f"{AXE} is missing: (cd tests/axe && npm ci)"
     context = browser.new_context(bypass_csp=True, color_scheme=scheme)  # type: ignore[arg-type]
     try:
         page = context.new_page()

@@ -9,7 +9,6 @@ requirements.txt by then) and Netlify's variables for the context set.
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import json
 import os
@@ -29,7 +28,7 @@ import pytest
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
-from tests.conftest import FIXTURES, REPOSITORY
+from tests.conftest import FIXTURES, REPOSITORY, npm_installed
 from tests.netlify_headers import headers_for, matching, site_rules, toml_rules, url_paths
 from tests.pull_request import make_pull_request
 
@@ -43,20 +42,9 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 
 @pytest.fixture(scope="session")
 def node_project() -> Path:
-    """tests/netlify with its node_modules, installed once (`npm ci`) under a lock."""
+    """tests/netlify with its node_modules, installed once (`npm ci`)."""
     assert shutil.which("node"), "node is missing: apt-get install -y nodejs npm (.ci/run does)"
-    with open(NODE_PROJECT / "package.json", "rb") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist workers share the folder
-        if not (NODE_PROJECT / "node_modules" / "@netlify" / "config").is_dir():
-            npm = shutil.which("npm")
-            assert npm, "npm is missing: apt-get install -y npm"
-            subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund"],
-                cwd=NODE_PROJECT,
-                check=True,
-                capture_output=True,
-            )
-    return NODE_PROJECT
+    return npm_installed(NODE_PROJECT, NODE_PROJECT / "node_modules" / "@netlify" / "config")
 
 
 def resolve(node_project: Path, context: str, repository: Path = REPOSITORY) -> dict[str, Any]:
