@@ -1,6 +1,6 @@
 """`sitegen build` end to end: golden output of the fixture site, determinism, acceptance facts.
 
-Regenerate the golden tree with `SITEGEN_REGENERATE=1 .venv/bin/pytest tests/test_build_site.py`
+Regenerate the golden tree with `SITEGEN_REGENERATE=1 .venv/bin/pytest tests/test_pipeline.py`
 and read the diff.
 """
 

@@ -114,6 +114,7 @@ def chart_spec(
             ticks = log_ticks(min(ordered), max(ordered))
             xaxis["tickvals"] = ticks
             xaxis["ticktext"] = [tick_text(t) for t in ticks]
+            xaxis["range"] = log_range(ticks)
     measured = ("median " if chart.metric == LATENCY else "") + metric_name(chart.metric)
     yaxis: dict[str, Any] = {
         "title": {"text": f"{plotly_text(measured)} ({plotly_text(scale.unit)})"},
@@ -126,6 +127,7 @@ def chart_spec(
         yaxis["type"] = "log"
         yaxis["tickvals"] = ticks
         yaxis["ticktext"] = [f"{tick_text(t)} {plotly_text(scale.unit)}" for t in ticks]
+        yaxis["range"] = log_range(ticks)
         del yaxis["rangemode"], yaxis["ticksuffix"]
     layout = base_layout(xaxis, yaxis)
     config = CONFIG
@@ -158,21 +160,30 @@ def base_layout(xaxis: dict[str, Any], yaxis: dict[str, Any]) -> dict[str, Any]:
 
 
 def log_ticks(low: float, high: float) -> list[float]:
-    """Ticks for a log axis that say their magnitude: 1, 2, 5 × 10ⁿ across [low, high] (every
-    decade alone on a very wide range; 1 … 9 × 10ⁿ on a narrow one)."""
+    """Ticks for a log axis that say their magnitude: 1, 2, 5 × 10ⁿ (every decade alone on a
+    very wide range; 1 … 9 × 10ⁿ on a narrow one), from the last at or below `low` to the first
+    at or above `high`: every point lies between two labelled ticks (`log_range`)."""
     if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 or high < low:
         return []
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    ticks: list[float] = []
     for steps in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
-        ticks = [
-            float(f"{step}e{power}")
-            for power in range(first, last + 1)
-            for step in steps
-            if low / 1.05 <= step * 10.0**power <= high * 1.05
-        ]
-        if 3 <= len(ticks) <= MAX_LABELLED_TICKS:
+        round_values = [float(f"{s}e{power}") for power in range(first, last + 1) for s in steps]
+        below = max(v for v in round_values if v <= low * (1 + 1e-9))  # 10**first is one
+        above = min(v for v in round_values if v >= high * (1 - 1e-9))  # 10**last is one
+        ticks = [v for v in round_values if below <= v <= above]
+        if 4 <= len(ticks) <= MAX_LABELLED_TICKS:  # fewer: a narrow range, finer steps
             return ticks
     return ticks
+
+
+def log_range(ticks: list[float]) -> list[float]:
+    """A log axis drawn from its first tick to its last (plotly's range is in decades), with a
+    little room so that a point on an end tick is not cut in half."""
+    start, end = math.log10(ticks[0]), math.log10(ticks[-1])
+    pad = 0.03 * (end - start)
+    # Rounded: the same bytes whichever libm computed the logarithm.
+    return [round(start - pad, 4), round(end + pad, 4)]
 
 
 def tick_text(value: float) -> str:

@@ -1,6 +1,6 @@
 """One folder per invalid content tree, each with the exact output `sitegen check` must print.
 
-Regenerate the expected files with `SITEGEN_REGENERATE=1 pytest tests/test_invalid_content.py`
+Regenerate the expected files with `SITEGEN_REGENERATE=1 pytest tests/content/test_invalid_content.py`
 and read the diff.
 """
 

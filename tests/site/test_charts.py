@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 
 from sitegen.analysis.kernels import Kernel, analyse
 from sitegen.analysis.series import Chart, passes_of
 from sitegen.pipeline import check_content
-from sitegen.site.charts import chart_spec, log_ticks, plotly_text, styles_for
+from sitegen.site.charts import chart_spec, log_range, log_ticks, plotly_text, styles_for
 from sitegen.site.kernel import chart_scale
 from tests.conftest import FIXTURES
 
@@ -61,16 +62,29 @@ def test_wide_ranges_get_log_axes_whose_ticks_carry_their_magnitude_and_unit() -
     assert values == yaxis["tickvals"] and len(values) >= 3
     assert not any(t.split()[0].endswith((".0", ".00")) for t in yaxis["ticktext"])
     assert {f"{v:e}"[0] for v in values} <= {"1", "2", "5"}  # 1, 2, 5 × 10ⁿ
+    medians = [y for trace in found["data"] for y in trace["y"]]
+    assert values[0] <= min(medians) and max(medians) <= values[-1]  # every point between ticks
+    assert yaxis["range"] == log_range(values)
 
 
-def test_log_ticks_are_one_two_five_per_decade() -> None:
-    assert log_ticks(18, 310) == [20.0, 50.0, 100.0, 200.0]
-    assert log_ticks(0.5, 40) == [0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
+def test_log_ticks_are_one_two_five_per_decade_and_bracket_every_value() -> None:
+    assert log_ticks(18, 310) == [10.0, 20.0, 50.0, 100.0, 200.0, 500.0]
+    assert log_ticks(0.5, 40) == [0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]
+    # Liger's fused neighborhood attention at 0.256 ms beside PyTorch's 331 ms: a tick below
+    # the fastest point, not the lowest at 0.5 ms with the point under it unlabelled.
+    ticks = log_ticks(0.256, 331)
+    assert ticks[0] == 0.2 and ticks[-1] == 500.0
     wide = log_ticks(1, 1e9)
     assert wide == [10.0**n for n in range(10)]  # every decade alone
     narrow = log_ticks(31, 58)
     assert narrow == [30.0, 40.0, 50.0, 60.0]  # within a decade: every step
     assert log_ticks(0, 10) == [] and log_ticks(5, 1) == []
+
+
+def test_a_log_axis_is_drawn_from_its_first_tick_to_its_last() -> None:
+    start, end = log_range([0.2, 0.5, 1.0, 500.0])
+    assert start < math.log10(0.2) < math.log10(500) < end
+    assert end - math.log10(500) < 0.15  # a little room, not another decade
 
 
 def test_memory_chart_uses_a_byte_unit() -> None:

@@ -1,7 +1,8 @@
 """The Liger-Kernel importer: kernelindex.dev's digests, every row accounted for, safe writes.
 
 Malformed inputs live in `tests/fixtures/liger/malformed/<case>/` with the exact output expected;
-regenerate with `SITEGEN_REGENERATE=1 pytest tests/importers/test_importing.py` and read the diff.
+regenerate with `SITEGEN_REGENERATE=1 pytest tests/importers/liger/test_importing.py` and read
+the diff.
 """
 
 from __future__ import annotations
