@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,28 @@ def npm_installed(folder: Path, installed: Path) -> Path:
                 [npm, "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, capture_output=True
             )
     return folder
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    """Serves a folder without a log line per request in the test output."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def http_served(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """`handler` answering on 127.0.0.1 at a free port, from a thread, while the block runs:
+    its URL, without a trailing slash."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 # `SITEGEN_REGENERATE=1 pytest` rewrites every expected-output file instead of comparing.

@@ -17,10 +17,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 from urllib.request import urlopen
@@ -31,7 +30,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
-from tests.conftest import FIXTURES, REPOSITORY
+from tests.conftest import FIXTURES, REPOSITORY, http_served
 from tests.netlify_headers import headers_for, site_rules
 from tests.pull_request import make_pull_request
 
@@ -64,13 +63,8 @@ class _AsNetlify(SimpleHTTPRequestHandler):
 
 def _serve(out: Path) -> Iterator[str]:
     handler = type("Handler", (_AsNetlify,), {"rules": site_rules(out)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(out)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with http_served(functools.partial(handler, directory=str(out))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ requirements.txt by then) and Netlify's variables for the context set.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -16,10 +17,8 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import tomllib
-from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ import pytest
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
-from tests.conftest import FIXTURES, REPOSITORY, npm_installed
+from tests.conftest import FIXTURES, REPOSITORY, QuietHandler, http_served, npm_installed
 from tests.netlify_headers import headers_for, matching, site_rules, toml_rules, url_paths
 from tests.pull_request import make_pull_request
 
@@ -150,26 +149,13 @@ def _copy_repository(target: Path) -> None:
         shutil.copy2(source, target / name)
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[ThreadingHTTPServer] = []
-
-    def start(directory: Path) -> str:
-        handler = functools.partial(_Quiet, directory=str(directory))
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_port}"
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+def serve() -> Iterator[Callable[[Path], str]]:
+    """Serves a folder per call until the test ends: its URL."""
+    with contextlib.ExitStack() as servers:
+        yield lambda directory: servers.enter_context(
+            http_served(functools.partial(QuietHandler, directory=str(directory)))
+        )
 
 
 def _run_build(node_project: Path, checkout: Path, context: str, netlify: dict[str, str]) -> str:

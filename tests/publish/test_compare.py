@@ -13,9 +13,7 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -26,7 +24,7 @@ from sitegen.publish.baseline import BaseError, preview_baseline, read_manifest
 from sitegen.publish.compare import Baseline, compare, format_markdown, md, md_link
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.manifest import ManifestError, manifest_document, parse_manifest
-from tests.conftest import REGENERATE, REPOSITORY
+from tests.conftest import REGENERATE, REPOSITORY, QuietHandler, http_served
 from tests.pull_request import BASE_CONTENT, NEW_PROTOCOL_TITLE, make_pull_request
 
 GOLDEN_DIFF = REPOSITORY / "tests" / "golden" / "diff" / "fixture-pr.md"
@@ -157,19 +155,8 @@ def production(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     """The base built as production, served on 127.0.0.1: (output folder, its URL)."""
     out = tmp_path_factory.mktemp("production") / "public"
     assert build_site(BASE_CONTENT, out).out_dir is not None
-    handler = functools.partial(_Quiet, directory=str(out))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield out, f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
-    server.server_close()
-    thread.join()
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+    with http_served(functools.partial(QuietHandler, directory=str(out))) as url:
+        yield out, f"{url}/"
 
 
 def test_diff_against_a_published_manifest(

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import build_site
 from sitegen.publish.baseline import BaseError, fetch_manifest
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, http_served
 from tests.pull_request import make_pull_request
 from tests.test_pipeline import tree
 
@@ -202,13 +201,8 @@ class _Redirecting(BaseHTTPRequestHandler):
 @pytest.fixture
 def redirecting(manifest: dict[str, Any]) -> Iterator[str]:
     handler = functools.partial(_Redirecting, body=json.dumps(manifest).encode())
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with http_served(handler) as url:
+        yield url
 
 
 def test_a_redirect_is_followed_only_within_the_first_urls_rule(redirecting: str) -> None:
