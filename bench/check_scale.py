@@ -2,9 +2,9 @@
 
     python bench/check_scale.py [--resources 20000] [--repeat 3]
 
-Builds the tree from the shared seed row (six supporting resources plus N−6 runs that vary in
-median, observation time and name, one file each), then times `sitegen check` in a fresh process,
-median of the repeats. Prints one JSON line.
+Builds the tree from the seed row in tests/reference/ (six supporting resources plus N−6 runs
+that vary in median, observation time and name, one file each), then times `sitegen check` in a
+fresh process, median of the repeats. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+REFERENCE = Path(__file__).resolve().parents[1] / "tests" / "reference"
 
 
 def write_tree(root: Path, resources: int) -> None:
-    seed = json.loads((SHARED / "reference" / "liger-seed-row.json").read_text())
+    seed = json.loads((REFERENCE / "liger-seed-row.json").read_text())
     for key, entry in seed.items():
         if key != "run":
             folder = root / key

@@ -1,4 +1,4 @@
-"""Shared test fixtures: where the shared reference data lives, and golden-file regeneration."""
+"""Shared test fixtures: where reference data and sources live; golden-file regeneration."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-# shared/ lies beside the repository: in a session's checkout and in CI's fresh clone alike.
-SHARED = REPOSITORY.parent / "shared"
+# Published test vectors and the example bundle (tests/reference/README.md says where each is from).
+REFERENCE = REPOSITORY / "tests" / "reference"
+SOURCES = REPOSITORY / "sources"  # the upstream inputs content/ is built from (sources.toml)
 FIXTURES = REPOSITORY / "tests" / "fixtures"
 
 
@@ -93,19 +94,13 @@ def read_json(path: Path) -> Any:
 
 
 @pytest.fixture(scope="session")
-def shared() -> Path:
-    assert SHARED.is_dir(), f"the shared reference data is missing: {SHARED}"
-    return SHARED
+def seed_row() -> dict[str, Any]:
+    return read_json(REFERENCE / "liger-seed-row.json")  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="session")
-def seed_row(shared: Path) -> dict[str, Any]:
-    return read_json(shared / "reference" / "liger-seed-row.json")  # type: ignore[no-any-return]
-
-
-@pytest.fixture(scope="session")
-def example_bundle(shared: Path) -> dict[str, Any]:
-    return read_json(shared / "examples" / "layer-norm-backward-liger-h100.json")  # type: ignore[no-any-return]
+def example_bundle() -> dict[str, Any]:
+    return read_json(REFERENCE / "layer-norm-backward-liger-h100.json")  # type: ignore[no-any-return]
 
 
 # What sitegen reads from a deploy environment (sitegen/deploy.py): never from the test runner's.

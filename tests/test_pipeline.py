@@ -24,7 +24,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import Progress, build_site, manifest_of_content
 from sitegen.publish.manifest import manifest_document
-from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED, beside
+from tests.conftest import FIXTURES, REFERENCE, REGENERATE, REPOSITORY, beside
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 GOLDEN = REPOSITORY / "tests" / "golden" / "site"
@@ -179,7 +179,7 @@ def test_no_absolute_paths_or_cdn(site: Path) -> None:
 def test_export_only_tree_gets_a_kernel_chart(tmp_path: Path) -> None:
     content = tmp_path / "content"
     content.mkdir()
-    shutil.copy(SHARED / "examples" / "layer-norm-backward-liger-h100.json", content)
+    shutil.copy(REFERENCE / "layer-norm-backward-liger-h100.json", content)
     built = build_site(content, tmp_path / "out")
     assert built.out_dir is not None
     twin = json.loads((tmp_path / "out" / "kernels" / "layer-norm" / "index.json").read_text())

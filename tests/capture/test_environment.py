@@ -1,7 +1,7 @@
 """`sitegen environment`: the ExecutionEnvironment made from what the tools printed on real
 machines (recorded outputs), every failure a clear one-line error, and the standard library only.
 
-Recorded outputs: `measurements/kernelindex-h200/record.json` (the H200 this catalog's runs were
+Recorded outputs: `sources/liger-h200/record.json` (the H200 this catalog's runs were
 measured on, by `sitegen environment --record`), `tests/fixtures/capture/no-gpu.json` (a machine
 without an NVIDIA driver, likewise) and `tests/fixtures/capture/nvidia-smi-h200.json` (nvidia-smi's
 answers to other queries on that H200).
@@ -28,9 +28,9 @@ from sitegen.capture.record import Record, record_from_json, record_json
 from sitegen.capture.tools import CaptureError, ToolOutput
 from sitegen.cli import main
 from sitegen.content.documents import validate_resource
-from tests.conftest import FIXTURES, REPOSITORY, read_json
+from tests.conftest import FIXTURES, REPOSITORY, SOURCES, read_json
 
-H200 = REPOSITORY / "measurements" / "kernelindex-h200"
+H200 = SOURCES / "liger-h200"
 CAPTURE = FIXTURES / "capture"
 LIBRARIES = ["liger-kernel", "transformers"]  # what the H200 runs were captured with
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.cli import main
-from tests.conftest import FIXTURES, SHARED
+from tests.conftest import FIXTURES, REFERENCE, SOURCES
 
 
 def test_check_example_warns_of_its_unresolved_references(
@@ -24,7 +24,7 @@ def test_check_example_warns_of_its_unresolved_references(
     with a warning each and their count in the summary; under --strict, errors and exit 1."""
     content = tmp_path / "content"
     content.mkdir()
-    example = SHARED / "examples" / "layer-norm-backward-liger-h100.json"
+    example = REFERENCE / "layer-norm-backward-liger-h100.json"
     (content / "run.json").write_bytes(example.read_bytes())
     spec = json.loads(example.read_text())["run"]["spec"]
     lines = [
@@ -111,7 +111,7 @@ def test_digest_prints_kind_name_and_digest(
 
 
 def test_digest_of_a_bundle_names_each_member(capsys: pytest.CaptureFixture[str]) -> None:
-    example = SHARED / "examples" / "layer-norm-backward-liger-h100.json"
+    example = REFERENCE / "layer-norm-backward-liger-h100.json"
     assert main(["digest", str(example)]) == 0
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
     assert [(r[0].split("#")[1], r[1]) for r in rows] == [
@@ -126,7 +126,7 @@ def test_import_liger_writes_a_tree_that_checks_clean(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     csv = tmp_path / "all_benchmark_data.csv"
-    rows = (SHARED / "data" / "liger" / "all_benchmark_data.csv").read_text().splitlines()
+    rows = (SOURCES / "liger" / "all_benchmark_data.csv").read_text().splitlines()
     seed = [r for r in rows if r.startswith("layer_norm,liger,backward,speed")]
     csv.write_text("\n".join([rows[0], *seed]) + "\n")
     out = tmp_path / "content"
@@ -220,7 +220,7 @@ def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path:
     """One run: `1 run`, `1 file`, and its kernel chart's text for 1 implementation at 1 shape."""
     content = tmp_path / "content"
     content.mkdir()
-    shutil.copy(SHARED / "examples" / "layer-norm-backward-liger-h100.json", content / "run.json")
+    shutil.copy(REFERENCE / "layer-norm-backward-liger-h100.json", content / "run.json")
     out = tmp_path / "public"
     assert main(["build", str(content), "--out", str(out)]) == 0
     built = capsys.readouterr().out

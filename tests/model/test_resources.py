@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from sitegen.model.digest import digest
 from sitegen.model.resources import KINDS, json_schemas
-from tests.conftest import SHARED, read_json
+from tests.conftest import REFERENCE, read_json
 
 
 def implementation(seed_row: dict[str, Any]) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def implementation(seed_row: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_every_reference_operation_validates() -> None:
-    files = sorted(glob.glob(str(SHARED / "reference" / "liger-operations" / "*.json")))
+    files = sorted(glob.glob(str(REFERENCE / "liger-operations" / "*.json")))
     assert len(files) == 35
     digests = set()
     for file in files:

@@ -23,7 +23,7 @@ Json = dict[str, Any]
 
 REPORT_PATH = "_sources/liger-kernel.json"  # `_` folders are data for the site, not resources
 SNAPSHOT_COMMIT = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"
-# The last upstream commit touching each CSV (shared/data/liger/README.md).
+# The last upstream commit touching each CSV (sources/liger/README.md).
 FILE_COMMITS = {
     "all_benchmark_data.csv": "2120862ba532c9449e72d603ba6324310ae756e7",
     "all_benchmark_data_cutile.csv": "7a12e092579dba20fa02388bf80a2c39cbc9010a",

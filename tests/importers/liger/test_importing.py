@@ -24,9 +24,9 @@ from sitegen.importers.liger.importing import ImportResult, import_rows, main
 from sitegen.importers.liger.resources import nanoseconds, operation
 from sitegen.pipeline import check_content
 from sitegen.publish.errors import WriteError
-from tests.conftest import FIXTURES, REGENERATE, SHARED, beside, read_json
+from tests.conftest import FIXTURES, REFERENCE, REGENERATE, SOURCES, beside, read_json
 
-DATA = SHARED / "data" / "liger"
+DATA = SOURCES / "liger"
 CSVS = [DATA / name for name in FILE_COMMITS]
 CUTILE, CUTEDSL = "all_benchmark_data_cutile.csv", "all_benchmark_data_cutedsl.csv"
 LIGER_FIXTURES = FIXTURES / "liger"
@@ -67,9 +67,9 @@ def compare_or_regenerate(expected_file: Path, actual: str) -> None:
 
 
 def test_reproduces_every_digest_of_the_sample(
-    shared: Path, by_external_id: dict[str, importing.ImportedRow]
+    by_external_id: dict[str, importing.ImportedRow],
 ) -> None:
-    sample = read_json(shared / "reference" / "liger-digest-sample.json")
+    sample = read_json(REFERENCE / "liger-digest-sample.json")
     assert len(sample) == 89
     for external_id, expected in sample.items():
         row = by_external_id[external_id]
@@ -108,8 +108,8 @@ def test_seed_row_resources_are_reproduced(
     )
 
 
-def test_operation_specs_are_the_reference_ones(shared: Path) -> None:
-    reference = sorted((shared / "reference" / "liger-operations").glob("*.json"))
+def test_operation_specs_are_the_reference_ones() -> None:
+    reference = sorted((REFERENCE / "liger-operations").glob("*.json"))
     assert len(reference) == 35
     for path in reference:
         expected = read_json(path)

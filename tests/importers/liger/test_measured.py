@@ -15,12 +15,11 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main as cli_main
-from sitegen.importers.liger import importing
 from sitegen.importers.liger.import_reports import FILE_COMMITS
 from sitegen.importers.liger.importing import Measured, import_rows, main
 from sitegen.model.digest import digest
 from sitegen.pipeline import check_content
-from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, SHARED, read_json
+from tests.conftest import FIXTURES, REGENERATE, SOURCES, read_json
 
 LIGER = FIXTURES / "liger"
 UNKNOWN_GPU = LIGER / "unknown-gpu"
@@ -29,9 +28,9 @@ HOST = MEASURED / "host.json"
 MEASURED_CSV = MEASURED / "all_benchmark_data.csv"
 UPSTREAM_FIXTURE = LIGER / "shared" / "all_benchmark_data.csv"  # the same file name
 ENVIRONMENT_FILES = sorted(p for p in (LIGER / "environment-files").iterdir() if p.is_dir())
-UPSTREAM = [SHARED / "data" / "liger" / name for name in FILE_COMMITS]
-H200_CSV = SHARED / "data" / "liger-h200" / "all_benchmark_data.csv"
-H200_ENVIRONMENT = REPOSITORY / "measurements" / "kernelindex-h200" / "environment.json"
+UPSTREAM = [SOURCES / "liger" / name for name in FILE_COMMITS]
+H200_CSV = SOURCES / "liger-h200" / "all_benchmark_data.csv"
+H200_ENVIRONMENT = SOURCES / "liger-h200" / "environment.json"
 
 
 def run_main(csv_paths: list[Path], out_dir: Path, measured: list[Measured]) -> str:
@@ -177,16 +176,6 @@ def test_every_h200_row_imports_with_its_environment() -> None:
     assert len(kernels) == 21
     environments = {row.resources["environment"].name for row in result.imported}
     assert environments == {"kernelindex-h200"}
-
-
-def test_the_content_tree_is_upstream_and_the_h200_runs(tmp_path: Path) -> None:
-    """content/ is what the documented command writes (README, docs/liger-import.md)."""
-    result = import_rows(UPSTREAM, [Measured(H200_ENVIRONMENT, (H200_CSV,))])
-    assert not result.problems and not result.skipped
-    expected = {
-        path: importing.render(document).encode() for path, document in result.tree().items()
-    }
-    assert expected == snapshot(REPOSITORY / "content"), "regenerate content/ (README)"
 
 
 # --- the environment file is untrusted input ------------------------------------------------------
