@@ -138,7 +138,9 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
 def _operations_disagree(
     run: LoadedResource, resolved: dict[str, LoadedResource], by_digest: dict[str, LoadedResource]
 ) -> list[Problem]:
-    """A run measures one operation: its workload and its implementation must be of the same."""
+    """A run measures one operation: a workload and an implementation of different ones is a
+    warning (kernelindex.dev's catalog has such runs: one implementation measured on the cases
+    of several operations)."""
     workload = resolved.get("WorkloadCase") or resolved.get("WorkloadSuite")
     implementation = resolved.get("ImplementationRevision")
     if workload is None or implementation is None:
@@ -160,7 +162,8 @@ def _operations_disagree(
             f"{named(of_workload)}, "
             f"but the implementation {implementation.name!r} implements "
             f"{named(of_implementation)}",
-            "a run measures one operation: its workload and implementation must share it",
+            "a run measures one operation: its workload and implementation should share it",
+            Severity.WARNING,
         )
     ]
 
