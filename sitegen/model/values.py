@@ -114,6 +114,19 @@ def _refuse(pattern: re.Pattern[str]) -> Callable[[str], str]:
 check_line = _refuse(_NOT_IN_LINE)  # one line of plain text, where sitegen itself refuses more
 
 
+_NOT_SHOWN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_NONCHARACTERS}]")
+
+
+def shown_escaped(text: str) -> str:
+    """`text` with each character above but tabs and line breaks written as its escape
+    (`\\u202e`, `\\x00`), as `problems.printable` writes it: how pages and feeds show it."""
+    return _NOT_SHOWN.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    return ascii(found.group())[1:-1]
+
+
 def text_warnings(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """Each string or key of a document (a resource, normalised) that holds a character above,
     as its location and what it holds. The format allows them: they are warnings."""
