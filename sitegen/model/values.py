@@ -226,11 +226,6 @@ def source_date(value: str | None) -> datetime | None:
 FUTURE_TOLERANCE = timedelta(days=1)
 
 
-def latest_instant() -> datetime:
-    """The latest instant content may hold: a day after SOURCE_DATE_EPOCH, else after now."""
-    return _latest_instant(os.environ.get("SOURCE_DATE_EPOCH"), int(time.time()) // 3600)
-
-
 @functools.lru_cache(maxsize=4)
 def _latest_instant(epoch: str | None, hour: int) -> datetime:
     try:
@@ -242,6 +237,13 @@ def _latest_instant(epoch: str | None, hour: int) -> datetime:
     return reference + FUTURE_TOLERANCE
 
 
+@functools.lru_cache(maxsize=4)
+def _latest_text(epoch: str | None, hour: int) -> str:
+    """The latest instant content may hold, as an instant's text to the second."""
+    latest = _latest_instant(epoch, hour)
+    return latest.strftime("%Y-%m-%dT%H:%M:%S") if latest.year <= 9999 else "9999-99"
+
+
 def _days_in(year: int, month: int) -> int:
     if month == 2:
         return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
@@ -250,16 +252,16 @@ def _days_in(year: int, month: int) -> int:
 
 def _check_instant(value: str) -> str:
     """An instant as zod's `z.iso.datetime()` reads one (the pattern fixes its shape): a real
-    date and time of day, no later than `latest_instant()`."""
-    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
-    hour, minute = int(value[11:13]), int(value[14:16])
-    second = int(value[17:19]) if value[16] == ":" else 0
-    if not (1 <= month <= 12 and 1 <= day <= _days_in(year, month)):
+    date and time of day, no later than a day after SOURCE_DATE_EPOCH, else after now."""
+    month, day = int(value[5:7]), int(value[8:10])
+    if not (1 <= month <= 12 and 1 <= day <= _days_in(int(value[0:4]), month)):
         raise ValueError(f"not a real date: {value!r}")
-    if hour > 23 or minute > 59 or second > 59:
+    seconds = value[16:19] if value[16] == ":" else ":00"
+    if value[11:13] > "23" or value[14:16] > "59" or seconds > ":59":
         raise ValueError(f"not a real time of day: {value!r}")
-    if year >= 1 and datetime(year, month, day, hour, minute, second, tzinfo=UTC) > (
-        latest_instant()
+    # Fixed-width ASCII in one order: comparing the texts compares the instants, to the second.
+    if value[:16] + seconds > _latest_text(
+        os.environ.get("SOURCE_DATE_EPOCH"), int(time.time()) // 3600
     ):
         raise ValueError(f"{value!r} is more than a day after the build's date")
     return value
