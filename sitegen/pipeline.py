@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from sitegen import process
 from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.catalog import Catalog, resolve
+from sitegen.content.documents import SHOWN_ESCAPED
 from sitegen.content.load import (
     LoadCache,
     LoadResult,
@@ -130,7 +131,7 @@ def _nothing_in(label: str) -> Problem:
         label,
         "-",
         "no resources: the site built from it has no runs",
-        "is this the content tree? Resources are its .json files and .jsonl exports",
+        "is this the content tree? Resources are its .json files and .jsonl(.zst) bulk files",
         Severity.WARNING,
     )
 
@@ -257,6 +258,7 @@ def _build(
             baseline,
             changes,
             keyed=state is not None,
+            escapes_text=any(p.hint == SHOWN_ESCAPED for p in checked.problems),
         )
         site = plan_site(inputs)
         pages = len(site.pages) + 1  # and the 404 page

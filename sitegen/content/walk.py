@@ -1,23 +1,29 @@
 """The content tree on disk: walked without following a link, read without trusting a byte.
 
 Content comes from strangers' pull requests: symlinks, special files, files swapped between the
-walk and the read, huge files and bad bytes are problems tied to the file, never crashes.
+walk and the read, and huge files are problems tied to the file, never crashes.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
+from sitegen.content.bulk import is_bulk
 from sitegen.model.problems import Problem
+
+CONTENT_FILES = "content holds .json resources, .jsonl and .jsonl.zst bulk files and .md notes"
 
 
 def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str, str]]:
-    """Regular `.json`/`.jsonl` files in sorted order; never follows a symlink. Each as its path
-    and its path below `root`, both plain strings: a `Path` per file cost more than the rest of
-    the walk, and again each time a chunk of them was pickled for a load worker."""
+    """Regular `.json`, `.jsonl` and `.jsonl.zst` files in sorted order; never follows a
+    symlink. Each as its path and its path below `root`, both plain strings: a `Path` per file
+    cost more than the rest of the walk, and again each time a chunk of them was pickled for a
+    load worker."""
     try:
         mode = os.lstat(root).st_mode
     except OSError as error:
@@ -55,7 +61,7 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
                 shown, entry.is_symlink(), entry.is_file(follow_symlinks=False)
             ):
                 problems.append(refusal)
-            elif name.endswith((".json", ".jsonl")):
+            elif name.endswith(".json") or is_bulk(name):
                 yield entry.path, relative
             elif not name.endswith(".md"):
                 problems.append(
@@ -63,7 +69,7 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
                         shown,
                         "-",
                         "unexpected file type",
-                        "content holds .json resources, .jsonl exports and .md notes",
+                        CONTENT_FILES,
                     )
                 )
         stack.extend(reversed(subdirectories))
@@ -71,6 +77,11 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
 
 def _entry_name(entry: os.DirEntry[str]) -> str:
     return entry.name
+
+
+class OpenFile(NamedTuple):
+    handle: io.FileIO  # unbuffered: a read is one system call
+    size: int  # when it was opened
 
 
 def refuse_special(shown: str, symlink: bool, regular: bool) -> Problem | None:
@@ -90,7 +101,9 @@ _READ_FLAGS = (
 )
 
 
-def read_bytes(path: str | Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
+def open_file(path: str | Path, shown: str, limit: int, problems: list[Problem]) -> OpenFile | None:
+    """A regular file of at most `limit` bytes, opened to read (the caller closes it), and its
+    size; else None and the problem."""
     try:
         descriptor = os.open(path, _READ_FLAGS)
     except OSError as error:
@@ -98,45 +111,31 @@ def read_bytes(path: str | Path, shown: str, limit: int, problems: list[Problem]
         return None
     try:
         found = os.fstat(descriptor)
-        if refusal := refuse_special(
-            shown, stat.S_ISLNK(found.st_mode), stat.S_ISREG(found.st_mode)
-        ):
-            problems.append(refusal)
-            return None
-        size = found.st_size
-        if size > limit:
-            problems.append(
-                Problem(shown, "-", f"file is {size:,} bytes, over the limit of {limit:,}")
+        refusal = refuse_special(shown, stat.S_ISLNK(found.st_mode), stat.S_ISREG(found.st_mode))
+        if refusal is None and found.st_size > limit:
+            refusal = Problem(
+                shown, "-", f"file is {found.st_size:,} bytes, over the limit of {limit:,}"
             )
-            return None
-        data = os.read(descriptor, size + 1)  # one call: a regular file reads whole
-        if len(data) > size:  # it grew since fstat: read on, up to the limit
-            with os.fdopen(os.dup(descriptor), "rb") as handle:
-                data += handle.read(limit + 1 - len(data))
-    finally:
+    except BaseException:
         os.close(descriptor)
+        raise
+    if refusal:
+        os.close(descriptor)
+        problems.append(refusal)
+        return None
+    return OpenFile(io.FileIO(descriptor, "rb"), found.st_size)
+
+
+def read_bytes(path: str | Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
+    """A regular file's bytes, at most `limit` of them; else None and the problem."""
+    opened = open_file(path, shown, limit, problems)
+    if opened is None:
+        return None
+    with opened.handle as handle:
+        data = handle.read(opened.size + 1) or b""  # one system call: a regular file reads whole
+        if len(data) > opened.size:  # it grew since it was opened: read on, up to the limit
+            data += handle.read(limit + 1 - len(data)) or b""
     if len(data) > limit:
         problems.append(Problem(shown, "-", f"file grew over the limit of {limit:,} bytes"))
         return None
     return data
-
-
-def decode(data: bytes, shown: str, problems: list[Problem]) -> str | None:
-    if data.startswith(b"\xef\xbb\xbf"):
-        problems.append(
-            Problem(shown, "-", "file starts with a byte order mark", "save as UTF-8 without BOM")
-        )
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        problems.append(
-            Problem(
-                shown,
-                f"line {line}",
-                f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})",
-            )
-        )
-        return None
-

@@ -56,6 +56,8 @@ class SiteInputs:
     baseline: Baseline | None = None  # what the changes page compares with; None: no page
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
+    # Some resource's text holds a character pages show escaped (model/values.py).
+    escapes_text: bool = False
 
 
 def run_anchor(digest_value: str) -> str:

@@ -113,11 +113,7 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         correctness = tuple(Fact(k, str(v)) for k, v in spec["correctness"].items())
         groups.append(FactGroup("Correctness", correctness))
     if "evidence" in spec:
-        evidence = tuple(
-            Fact(k, str(v), v if k == "logUrl" else None, code=k == "artifactDigest")
-            for k, v in spec["evidence"].items()
-        )
-        groups.append(FactGroup("Evidence", evidence))
+        groups.append(FactGroup("Evidence", evidence_facts(spec["evidence"])))
     meta = lookup.meta(
         run.title,
         path,
@@ -362,4 +358,21 @@ def provenance_facts(
     facts.append(Fact("Name", run.entry.name, code=True))
     for ref in metadata.get("sourceRefs") or ():
         facts.append(Fact("Source reference", ref["url"], ref["url"]))
+    return tuple(facts)
+
+
+def evidence_facts(evidence: dict[str, Any]) -> tuple[Fact, ...]:
+    """A run's evidence: each artifact by its digest, linked where its address is https; the
+    harness by repository and commit."""
+    facts = []
+    for key, label in (("logs", "Logs"), ("rawSamples", "Raw samples")):
+        if key in evidence:
+            artifact = evidence[key]
+            uri = artifact["uri"]
+            facts.append(
+                Fact(label, artifact["digest"], uri if uri.startswith("https://") else None, True)
+            )
+    if "harness" in evidence:
+        harness = evidence["harness"]
+        facts.append(Fact("Harness", f"{harness['repository']} @ {harness['commit']}", code=True))
     return tuple(facts)

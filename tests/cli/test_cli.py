@@ -31,8 +31,9 @@ def test_check_example_warns_of_its_unresolved_references(
         "content/run.json: run.spec.implementationDigest: {}no ImplementationRevision with "
         f"digest {spec['implementationDigest']}; hint: the content holds no "
         "ImplementationRevision at all",
-        "content/run.json: run.spec.workloadDigest: {}no WorkloadCase with digest "
-        f"{spec['workloadDigest']}; hint: the content holds no WorkloadCase at all",
+        "content/run.json: run.spec.workloadDigest: {}no WorkloadCase or WorkloadSuite with "
+        f"digest {spec['workloadDigest']}; hint: the content holds no WorkloadCase or "
+        "WorkloadSuite at all",
     ]
     assert main(["check", str(content)]) == 0
     assert capsys.readouterr().out.splitlines() == [
@@ -204,7 +205,7 @@ def test_an_empty_content_directory_warns(
     empty.mkdir()
     warning = (
         "content: -: warning: no resources: the site built from it has no runs; hint: is this "
-        "the content tree? Resources are its .json files and .jsonl exports"
+        "the content tree? Resources are its .json files and .jsonl(.zst) bulk files"
     )
     assert main(["check", str(empty)]) == 0
     assert capsys.readouterr().out == f"{warning}\nok, 1 warning: 0 resources in 0 files\n"

@@ -12,14 +12,17 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitegen.content.documents import load_data
+from sitegen.content.documents import load_bytes
 from sitegen.content.loaded import LoadedResource
 from sitegen.model.problems import Problem
 from sitegen.pipeline import build_site, check_documents
 from tests.conftest import FIXTURES
 
 SITE = FIXTURES / "site" / "content"
-RUN = "runs/liger-layer-norm-backward-liger-nvidia-h100-80gb-hbm3-hidden1024-rows4096-fp32-2025-07-17-18-18-16.json"
+RUN = (
+    "runs/liger-layer-norm-backward-liger-nvidia-h100-80gb-hbm3-hidden1024-rows4096-fp32-"
+    "2025-07-17-18-18-16.json"
+)
 TREE = {
     RUN: (SITE / RUN).read_bytes(),
     **{
@@ -44,7 +47,9 @@ scalars = (
 )
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5)
+    ),
     max_leaves=25,
 )
 
@@ -52,7 +57,7 @@ json_values = st.recursive(
 def _load(data: bytes) -> tuple[list[LoadedResource], list[Problem]]:
     resources: list[LoadedResource] = []
     problems: list[Problem] = []
-    load_data(data, "content/x.json", resources, problems)
+    load_bytes(data, "content/x.json", resources, problems)
     assert bool(resources) != bool(problems) or not resources
     return resources, problems
 
@@ -104,9 +109,7 @@ def mutated_trees(draw: st.DrawFn) -> dict[str, bytes]:
     return {**TREE, name: json.dumps(changed, indent=indent, ensure_ascii=False).encode()}
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_trees())
 def test_a_tree_with_any_part_replaced_checks_without_raising(files: dict[str, bytes]) -> None:
     checked = check_documents(files.items(), "content")

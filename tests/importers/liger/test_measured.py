@@ -156,7 +156,7 @@ def test_the_current_benchmark_format_binds(tmp_path: Path) -> None:
     fp32 = rows["fused_linear_cross_entropy/forward"].resources["implementation"]
     assert fp32.document["spec"]["callable"] == {
         "language": "triton",
-        "interface": "accum_dtype=torch.float32",
+        "interface": "accum_dtype_float32",
     }
     assert fp32.name == "liger-bench-fused-linear-cross-entropy-liger-fp32-accum"
 
