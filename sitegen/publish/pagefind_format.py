@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,11 @@ ENTRY = "pagefind-entry.json"
 # extra]...]] with each word's pages in ascending order, each the difference from the one before
 # it; a filter file is [name, [[value, [page numbers, ascending]]...]].
 _PAGES, _CHUNKS, _FILTERS, _SORTS = 1, 2, 3, 4
+# Controls, line breaks and bidirectional controls: shown as their escapes, or a label could
+# reorder or hide what is around it.
+_INVISIBLE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 class IndexFormatError(ValueError):
@@ -73,7 +80,10 @@ def canonicalise(index: Path) -> None:
             path = index / "filter" / f"{filter_hash}.pf_filter"
             filter_name, values = read(path)
             path.unlink()
-            renumbered = [[value, sorted(number[p] for p in listed)] for value, listed in values]
+            shown: dict[str, set[int]] = {}
+            for value, listed in values:
+                shown.setdefault(filter_value_html(value), set()).update(number[p] for p in listed)
+            renumbered = [[value, sorted(pages)] for value, pages in shown.items()]
             bodies.append((name, encode([filter_name, sorted(renumbered, key=_by_value)])))
         names: set[str] = set()
         meta[_FILTERS] = []
@@ -87,6 +97,18 @@ def canonicalise(index: Path) -> None:
         _write(index / f"pagefind.{new_hash}.pf_meta", body)
         text = text.replace(f'"{old_hash}"', f'"{new_hash}"')
     entry_path.write_text(text, encoding="utf-8")
+
+
+def filter_value_html(value: str) -> str:
+    """A filter value as Pagefind's interface needs it: HTML. The indexer stores a value as the
+    text of its element (entities decoded) and the interface puts it into the filter list as
+    markup (`{@html}` in its filters.svelte), so a kernel or GPU name holding `<img …>` would
+    become an element there; escaped here, it is shown as the characters it is."""
+    return html.escape(_INVISIBLE.sub(_escape_sequence, value))
+
+
+def _escape_sequence(match: re.Match[str]) -> str:
+    return ascii(match.group())[1:-1]
 
 
 def _url(index: Path, fragment_hash: str) -> str:

@@ -412,14 +412,25 @@
     return rows.filter(function (row) { return !only || row.differs || row.section === "Result"; });
   }
 
+  // Controls and line breaks would end a row; bidirectional controls reorder what is shown.
+  var INVISIBLE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\s]+/g;
+
+  // Text from the catalog as a Markdown table cell, as sitegen/model/markdown.py writes text:
+  // nothing in it can become a link, an image, raw HTML, code, a mention or another cell. `:`
+  // and the dot of `www.` too, or GitHub makes a link of a URL in the text (its autolinks).
   function markdownCell(value) {
-    return value.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\s+/g, " ");
+    return value
+      .replace(INVISIBLE, " ")
+      .replace(/[\\`*_\[\]()<>|~!&#$:]/g, "\\$&")
+      .replace(/(www)\./gi, "$1\\.")
+      .replace(/@/g, "@\u200b");
   }
 
   // A cell a spreadsheet would take for a formula is written as text.
   function csvCell(value) {
-    if (/^[=+\-@\t\r]/.test(value) && !/^-?\d[\d.,]*$/.test(value)) value = "'" + value;
-    return /[",\r\n]/.test(value) ? "\"" + value.replace(/"/g, "\"\"") + "\"" : value;
+    value = value.replace(INVISIBLE, " ");
+    if (/^\s*[=+\-@]/.test(value) && !/^-?\d[\d.,]*$/.test(value)) value = "'" + value;
+    return /[",]/.test(value) ? "\"" + value.replace(/"/g, "\"\"") + "\"" : value;
   }
 
   function asText(format, runs, rows) {
