@@ -43,6 +43,11 @@ class DocumentStore:
         return memoryview(self._data)[start : start + (span & 0xFFFFFFFF)]
 
 
+def shown_title(title: str | None) -> str | None:
+    """A title of white space alone is none: every page then shows the resource's name."""
+    return title if title is None or title.strip() else None
+
+
 class LoadedResource:
     """A validated resource, its normalised document, and the place it came from.
 
@@ -95,7 +100,7 @@ class LoadedResource:
         self._span = 0
         self.kind: str = document["kind"]
         self.name: str = document["metadata"]["name"]
-        self.title: str | None = document["metadata"].get("title")
+        self.title: str | None = shown_title(document["metadata"].get("title"))
         self._token: str | None = None
         self._metadata_digest: str | None = None
         self._summary: RunSummary | None = None
@@ -131,7 +136,7 @@ class LoadedResource:
             entry._span = store.add(raw)
         entry.kind = kind
         entry.name = name
-        entry.title = title
+        entry.title = shown_title(title)
         entry._token = None
         entry._metadata_digest = metadata_digest
         entry._summary = summary

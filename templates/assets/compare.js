@@ -126,6 +126,12 @@
 
   // ---- aligning ---------------------------------------------------------------------------
 
+  // A title of white space alone is none: the name instead, as the site's pages show it.
+  function titleOf(metadata) {
+    var title = metadata.title;
+    return typeof title === "string" && title.trim() ? title : metadata.name;
+  }
+
   function text(value) {
     if (value === null || value === undefined || value === "") return NONE;
     if (Array.isArray(value)) return "[" + value.map(text).join(", ") + "]";
@@ -283,7 +289,7 @@
         var digest = run.twin.document.spec[reference[2]];
         if (!found) return [["Digest", text(digest) + " (not in this catalog)"]];
         var document = found.twin.document;
-        var head = [["Title", text((document.metadata && (document.metadata.title || document.metadata.name)))], ["Digest", digest]];
+        var head = [["Title", text(titleOf(document.metadata || {}))], ["Digest", digest]];
         return head.concat(flatten(document.spec, "", []));
       });
       var links = runs.map(function (run) { return run.references[r] ? run.references[r].path : null; });

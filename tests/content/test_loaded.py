@@ -1,0 +1,41 @@
+"""Resources as loaded (sitegen/content/loaded.py): what every page reads of a resource."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from sitegen.content.loaded import LoadedResource, shown_title
+from sitegen.pipeline import build_site
+from tests.conftest import FIXTURES
+
+
+def test_a_title_of_white_space_is_none() -> None:
+    assert shown_title("   ") is None and shown_title("\t\u3000 ") is None
+    assert shown_title(None) is None and shown_title(" LayerNorm ") == " LayerNorm "
+    compact = LoadedResource.compact("p.json", "", "sha256:" + "0" * 64, b"{}", "X", "x", "  ")
+    assert compact.title is None
+
+
+def test_pages_name_a_resource_whose_title_is_white_space(tmp_path: Path) -> None:
+    """No blank heading, link or page title: the resource's name stands in."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    for path in (
+        content / "operations" / "liger-layer-norm.json",
+        content / "implementations" / "liger-bench-layer-norm-liger.json",
+    ):
+        document = json.loads(path.read_text())
+        document["metadata"]["title"] = "  \u3000 "
+        path.write_text(json.dumps(document))
+    out = tmp_path / "public"
+    assert build_site(content, out).out_dir is not None
+    kernel = (out / "kernels" / "liger-layer-norm" / "index.html").read_text()
+    assert "<h1>liger-layer-norm</h1>" in kernel
+    implementation = out / "implementations" / "liger-bench-layer-norm-liger" / "index.html"
+    assert "<h1>liger-bench-layer-norm-liger</h1>" in implementation.read_text()
+    blank = re.compile(r"<(h1|h2|h3|a|title)\b[^>]*>[\s\u3000]*</\1>")
+    for page in out.rglob("*.html"):
+        assert not blank.search(page.read_text()), page
