@@ -12,6 +12,7 @@ from sitegen.content.run_summary import KIND as SUMMARISED_KIND
 from sitegen.content.run_summary import RunSummary, summarise
 from sitegen.model.digest import canonical_json
 from sitegen.model.resources import KINDS, Resource
+from sitegen.model.text import neutralised
 
 # Held as bytes after a parallel load: the kind there are millions of.
 COMPACT_KINDS = frozenset({"BenchmarkRun"})
@@ -44,8 +45,11 @@ class DocumentStore:
 
 
 def shown_title(title: str | None) -> str | None:
-    """A title of white space alone is none: every page then shows the resource's name."""
-    return title if title is None or title.strip() else None
+    """A title as every output shows it: neutralised (model/text.py); one of white space alone
+    is none, so that pages show the resource's name instead."""
+    if title is None or not title.strip():
+        return None
+    return neutralised(title)
 
 
 class LoadedResource:

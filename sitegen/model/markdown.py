@@ -7,25 +7,21 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from sitegen.model.text import neutralised
+
 # Every text is escaped where it is written: it never begins a line, so only what can start
 # markup inside a line or a table cell. `:` and the dot of `www.` too, or GitHub makes a link
 # of a URL in the text (its autolinks).
 _PUNCTUATION = re.compile(r"([\\`*_\[\]()<>|~!&#$:])|(?<=www)(\.)", re.IGNORECASE)
-# Controls and line breaks would end the line or the cell; bidirectional controls reorder what
-# is shown.
-_CONTROL = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+"
-)
 # What a link's destination may hold as it is: the rest is percent-encoded, so that no URL can
 # close the link and open markup of its own.
 _URL_SAFE = ":/?#=&%+~@$,;*'"
 
 
 def markdown_text(text: str) -> str:
-    """Plain text as inline Markdown: punctuation escaped, no mentions, no links, one line, no
-    bidirectional controls."""
-    flat = _CONTROL.sub(" ", text)
-    return _PUNCTUATION.sub(_escaped, flat).replace("@", "@\u200b")
+    """Plain text as inline Markdown: punctuation escaped, no mentions, no links; controls, line
+    breaks and bidirectional controls shown as their escapes."""
+    return _PUNCTUATION.sub(_escaped, neutralised(text)).replace("@", "@\u200b")
 
 
 def markdown_url(url: str) -> str:

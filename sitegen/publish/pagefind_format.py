@@ -18,11 +18,12 @@ import gzip
 import hashlib
 import html
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import cbor2
+
+from sitegen.model.text import neutralised
 
 PAGEFIND_VERSION = "1.5.2"
 SIGNATURE = b"pagefind_dcd"
@@ -33,11 +34,6 @@ ENTRY = "pagefind-entry.json"
 # extra]...]] with each word's pages in ascending order, each the difference from the one before
 # it; a filter file is [name, [[value, [page numbers, ascending]]...]].
 _PAGES, _CHUNKS, _FILTERS, _SORTS = 1, 2, 3, 4
-# Controls, line breaks and bidirectional controls: shown as their escapes, or a label could
-# reorder or hide what is around it.
-_INVISIBLE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
 
 
 class IndexFormatError(ValueError):
@@ -104,11 +100,7 @@ def filter_value_html(value: str) -> str:
     text of its element (entities decoded) and the interface puts it into the filter list as
     markup (`{@html}` in its filters.svelte), so a kernel or GPU name holding `<img …>` would
     become an element there; escaped here, it is shown as the characters it is."""
-    return html.escape(_INVISIBLE.sub(_escape_sequence, value))
-
-
-def _escape_sequence(match: re.Match[str]) -> str:
-    return ascii(match.group())[1:-1]
+    return html.escape(neutralised(value))
 
 
 def _url(index: Path, fragment_hash: str) -> str:

@@ -19,6 +19,14 @@ def test_a_title_of_white_space_is_none() -> None:
     assert compact.title is None
 
 
+def test_a_title_is_neutralised_for_every_output() -> None:
+    """Controls and bidirectional controls in a title (accepted with a warning) are shown as
+    their escapes on pages, feeds, search and Markdown alike: all read this title."""
+    assert shown_title("H100 \u202eevil\u202c\n") == "H100 \\u202eevil\\u202c\\n"
+    compact = LoadedResource.compact("p.json", "", "sha256:" + "0" * 64, b"{}", "X", "x", "a\x1b")
+    assert compact.title == "a\\x1b"
+
+
 def test_pages_name_a_resource_whose_title_is_white_space(tmp_path: Path) -> None:
     """No blank heading, link or page title: the resource's name stands in."""
     content = tmp_path / "content"

@@ -39,15 +39,15 @@ def test_hostile_texts_render_as_their_own_characters() -> None:
 def test_known_escapes() -> None:
     hostile = "[x](javascript:alert(1)) @octocat | <img src=x> `code`\n# heading"
     assert markdown_text(hostile) == (
-        "\\[x\\]\\(javascript\\:alert\\(1\\)\\) @\u200boctocat \\| \\<img src=x\\> \\`code\\` "
-        "\\# heading"
+        "\\[x\\]\\(javascript\\:alert\\(1\\)\\) @\u200boctocat \\| \\<img src=x\\> \\`code\\`"
+        "\\\\n\\# heading"
     )
     # GitHub's autolinks: a URL or a www. name in a text would become a link.
     assert markdown_text("see https://evil.example/p.png or WWW.evil.example") == (
         "see https\\://evil.example/p.png or WWW\\.evil.example"
     )
-    # Bidirectional controls would reorder the line: neutralised.
-    assert markdown_text("gpu \u202eevil\u202c") == "gpu  evil "
+    # Bidirectional controls would reorder the line: shown as their escapes.
+    assert markdown_text("gpu \u202eevil\u202c") == "gpu \\\\u202eevil\\\\u202c"
 
 
 def test_a_link_is_one_link_whatever_its_text_and_url() -> None:
