@@ -184,8 +184,8 @@ def _metadata_conflicts(keeper: LoadedResource, others: list[LoadedResource]) ->
 class _DanglingHints:
     """Why a digest may not resolve, computed from one index per target kind, made on first use.
 
-    Each kind's candidates are hashed once, not once per dangling reference: an export's runs
-    each carry dangling optional references, and a scan per reference made check quadratic.
+    Each kind's candidates are hashed once, not once per dangling reference: every run of an
+    export carries dangling optional references, and a scan per reference would be quadratic.
     """
 
     def __init__(self, by_digest: dict[str, LoadedResource], used_by: dict[str, set[str]]):
@@ -223,7 +223,7 @@ class _DanglingHints:
                 f"{len(orphans)} {target} resources are used by nothing "
                 f"(e.g. {orphans[0].path}): was one edited after the run was recorded?"
             )
-        if not index.any:
+        if not index.holds_any:
             return f"the content holds no {target} at all"
         return ""
 
@@ -235,7 +235,7 @@ class _KindIndex:
     # sha256 of a whole document or of its spec alone → (the first such resource, whole?)
     hashed: dict[str, tuple[LoadedResource, bool]]
     orphans: list[LoadedResource]  # used by nothing, in catalog order
-    any: bool
+    holds_any: bool
 
     @classmethod
     def of(

@@ -252,8 +252,9 @@ def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ())
 
 def _source_clashes(paths: list[Path]) -> list[Problem]:
     """Upstream's files are told apart by the source their name gives: two names that fold to
-    one (`…_Foo.csv`, `…_foo.csv`; `…_é.csv` beside the main CSV) would share run ids, and the
-    second file's rows would be skipped as duplicates of the first's."""
+    one (`…_Foo.csv`, `…_foo.csv`) would share run ids, and the second file's rows would be
+    skipped as duplicates of the first's; a name that gives none (`…_é.csv`) would pass for
+    the main CSV."""
     first: dict[str, str] = {}  # source tag → the first file name giving it
     problems = []
     hint = (
