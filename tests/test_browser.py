@@ -118,6 +118,32 @@ def rich_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from _serve(out)
 
 
+# Markup, Markdown and a spreadsheet formula in titles, as a pull request could write them.
+HOSTILE_KERNEL = '<img src=x onerror="window.injected=1"><a href="https://evil.example/a">a</a>'
+HOSTILE_IMPLEMENTATION = (
+    '=HYPERLINK("https://evil.example") ![p](https://evil.example/pixel.png) '
+    "[l](https://evil.example/l) <b>b</b> `c` | d"
+)
+
+
+@pytest.fixture(scope="module")
+def hostile_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture with LayerNorm and its Liger implementation retitled with markup."""
+    root = tmp_path_factory.mktemp("hostile")
+    content = root / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    for path, title in (
+        (content / "operations" / "liger-layer-norm.json", HOSTILE_KERNEL),
+        (content / "implementations" / "liger-bench-layer-norm-liger.json", HOSTILE_IMPLEMENTATION),
+    ):
+        document = json.loads(path.read_text())
+        document["metadata"]["title"] = title
+        path.write_text(json.dumps(document))
+    out = root / "public"
+    assert build_site(content, out, search=True).search is not None
+    yield from _serve(out)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
@@ -348,6 +374,19 @@ def test_search_filters_by_kernel_gpu_pass_and_implementation(
     assert problems == []
 
 
+def test_search_filters_show_markup_in_names_as_text(browser: Browser, hostile_url: str) -> None:
+    """Pagefind's filter list puts a value in as HTML: a kernel's title holding elements is
+    shown as its characters, never as an element."""
+    problems: list[str] = []
+    page = search(browser, f"{hostile_url}/search/?q=layernorm", problems)
+    page.locator(".pagefind-ui__filter-name", has_text="Kernel").click()
+    labels = page.locator(".pagefind-ui__filter-label").all_inner_texts()
+    assert any(label.startswith(HOSTILE_KERNEL + " (") for label in labels), labels
+    assert page.locator("#search img, #search b, .pagefind-ui__filter-label a").count() == 0
+    assert page.evaluate("window.injected") is None
+    assert problems == []
+
+
 def test_the_search_page_of_a_site_without_an_index_says_so(
     browser: Browser, bare_url: str
 ) -> None:
@@ -470,8 +509,8 @@ def test_the_comparison_copies_as_markdown_and_csv(browser: Browser, base_url: s
     page.locator("#compare-status", has_text="Copied the table as Markdown.").wait_for()
     markdown = page.evaluate("navigator.clipboard.readText()").splitlines()
     assert markdown[0] == (
-        f"| Section | Field | Run 1 ({SEED}, Liger) | Run 2 ({SEED_COMPETITOR}, Transformers) "
-        "| Differs |"
+        f"| Section | Field | Run 1 \\({SEED}, Liger\\) "
+        f"| Run 2 \\({SEED_COMPETITOR}, Transformers\\) | Differs |"
     )
     assert markdown[1] == "| --- | --- | --- | --- | --- |"
     assert "| Result | Compared with run 1 | reference | 1.11× slower than run 1 |  |" in markdown
@@ -485,6 +524,30 @@ def test_the_comparison_copies_as_markdown_and_csv(browser: Browser, base_url: s
     assert not any(line.startswith("Workload,") for line in csv)  # the same: left out
     context.close()
     assert problems == []
+
+
+def test_copies_of_the_comparison_carry_no_markup_and_no_formula(
+    browser: Browser, hostile_url: str
+) -> None:
+    """Titles holding Markdown, HTML and a formula: the Markdown copy renders to a table of
+    text alone, and the CSV copy's cell starts with a quote, not `=`."""
+    from tests.model.test_markdown import tags
+
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=hostile_url)
+    page = context.new_page()
+    page.goto(f"{hostile_url}/compare/?runs={SEED},{SEED_COMPETITOR}")
+    page.locator("#compare-result").wait_for(state="visible", timeout=10_000)
+    page.locator("button", has_text="Copy as Markdown").click()
+    page.locator("#compare-status", has_text="Copied the table as Markdown.").wait_for()
+    markdown = page.evaluate("navigator.clipboard.readText()")
+    assert "pixel.png" in markdown and tags(markdown) == []
+    page.locator("button", has_text="Copy as CSV").click()
+    page.locator("#compare-status", has_text="Copied the table as CSV.").wait_for()
+    cells = page.evaluate("navigator.clipboard.readText()").split(",")
+    hostile = [cell for cell in cells if "HYPERLINK" in cell]
+    assert hostile and all(cell.startswith(("\"'=HYPERLINK", "'=HYPERLINK")) for cell in hostile)
+    context.close()
 
 
 def test_serve_reloads_the_page_after_a_rebuild(browser: Browser, tmp_path: Path) -> None:

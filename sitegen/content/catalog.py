@@ -111,11 +111,12 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
         if entry.kind == "BenchmarkRun":
             problems += _operations_disagree(entry, resolved, by_digest)
 
+    hints = _DanglingHints(by_digest, used_by)
     for entry, location, targets, value in dangling:
         # Copies of a repeated resource reference the same digests: report the keeper only.
         optional = OPTIONAL_TARGETS.issuperset(targets) and not strict
         severity = Severity.WARNING if optional else Severity.ERROR
-        hint = _dangling_hint(value, targets, by_digest, used_by)
+        hint = hints.hint(value, targets)
         named = " or ".join(targets)
         problems.append(
             Problem(
@@ -193,43 +194,78 @@ def _metadata_conflicts(keeper: LoadedResource, others: list[LoadedResource]) ->
     return problems
 
 
-def _dangling_hint(
-    value: str,
-    targets: tuple[str, ...],
-    by_digest: dict[str, LoadedResource],
-    used_by: dict[str, set[str]],
-) -> str:
-    """Where a likely cause can be computed, say it."""
-    target = " or ".join(targets)
-    candidates = [e for e in by_digest.values() if e.kind in targets]
-    for entry in candidates:
-        # A digest computed over the wrong bytes is a common authoring mistake.
-        whole = entry.document
-        if _sha256(whole) == value:
-            return (
-                f"that is the hash of {entry.path} including metadata; identity hashes only "
-                f"apiVersion, kind and spec: {entry.digest}"
-            )
-        if _sha256(whole["spec"]) == value:
+class _DanglingHints:
+    """Why a digest may not resolve, computed from one index per target kind, made on first use.
+
+    Each kind's candidates are hashed once, not once per dangling reference: every run of an
+    export carries dangling optional references, and a scan per reference would be quadratic.
+    """
+
+    def __init__(self, by_digest: dict[str, LoadedResource], used_by: dict[str, set[str]]):
+        self._by_digest = by_digest
+        self._used_by = used_by
+        self._indexes: dict[tuple[str, ...], _KindIndex] = {}
+
+    def hint(self, value: str, targets: tuple[str, ...]) -> str:
+        """Where a likely cause can be computed, say it."""
+        target = " or ".join(targets)
+        index = self._indexes.get(targets)
+        if index is None:
+            index = self._indexes[targets] = _KindIndex.of(targets, self._by_digest, self._used_by)
+        hashed = index.hashed.get(value)
+        if hashed is not None:
+            # A digest computed over the wrong bytes is a common authoring mistake.
+            entry, whole = hashed
+            if whole:
+                return (
+                    f"that is the hash of {entry.path} including metadata; identity hashes only "
+                    f"apiVersion, kind and spec: {entry.digest}"
+                )
             return (
                 f"that is the hash of {entry.path}'s spec alone; identity hashes apiVersion, "
                 f"kind and spec: {entry.digest}"
             )
-    orphans = [e for e in candidates if e.digest not in used_by]
-    if len(orphans) == 1:
-        orphan = orphans[0]
-        return (
-            f"{target} {orphan.name!r} ({orphan.path}) is used by nothing and now has digest "
-            f"{orphan.digest}: was it edited after the run was recorded?"
-        )
-    if orphans:
-        return (
-            f"{len(orphans)} {target} resources are used by nothing "
-            f"(e.g. {orphans[0].path}): was one edited after the run was recorded?"
-        )
-    if not candidates:
-        return f"the content holds no {target} at all"
-    return ""
+        orphans = index.orphans
+        if len(orphans) == 1:
+            orphan = orphans[0]
+            return (
+                f"{target} {orphan.name!r} ({orphan.path}) is used by nothing and now has digest "
+                f"{orphan.digest}: was it edited after the run was recorded?"
+            )
+        if orphans:
+            return (
+                f"{len(orphans)} {target} resources are used by nothing "
+                f"(e.g. {orphans[0].path}): was one edited after the run was recorded?"
+            )
+        if not index.holds_any:
+            return f"the content holds no {target} at all"
+        return ""
+
+
+@dataclass(frozen=True)
+class _KindIndex:
+    """One kind's resources as a dangling hint needs them."""
+
+    # sha256 of a whole document or of its spec alone → (the first such resource, whole?)
+    hashed: dict[str, tuple[LoadedResource, bool]]
+    orphans: list[LoadedResource]  # used by nothing, in catalog order
+    holds_any: bool
+
+    @classmethod
+    def of(
+        cls,
+        kinds: tuple[str, ...],
+        by_digest: dict[str, LoadedResource],
+        used_by: dict[str, set[str]],
+    ) -> _KindIndex:
+        candidates = [e for e in by_digest.values() if e.kind in kinds]
+        hashed: dict[str, tuple[LoadedResource, bool]] = {}
+        for entry in candidates:
+            whole = entry.document
+            hashed.setdefault(_sha256(whole), (entry, True))
+            hashed.setdefault(_sha256(whole["spec"]), (entry, False))
+        orphans = [e for e in candidates if e.digest not in used_by]
+        return cls(hashed, orphans, bool(candidates))
 
 
 def _article(word: str) -> str:

@@ -12,6 +12,7 @@ from sitegen.content.run_summary import KIND as SUMMARISED_KIND
 from sitegen.content.run_summary import RunSummary, summarise
 from sitegen.model.digest import canonical_json
 from sitegen.model.resources import KINDS, Resource
+from sitegen.model.text import neutralised
 
 AnyResource = TypeVar("AnyResource", bound=Resource)
 
@@ -43,6 +44,14 @@ class DocumentStore:
         """The bytes at `span`, without copying them (do not hold it across an `add`)."""
         start = span >> 32
         return memoryview(self._data)[start : start + (span & 0xFFFFFFFF)]
+
+
+def shown_title(title: str | None) -> str | None:
+    """A title as every output shows it: neutralised (model/text.py); one of white space alone
+    is none, so that pages show the resource's name instead."""
+    if title is None or not title.strip():
+        return None
+    return neutralised(title)
 
 
 class LoadedResource:
@@ -97,7 +106,7 @@ class LoadedResource:
         self._span = 0
         self.kind: str = document["kind"]
         self.name: str = document["metadata"]["name"]
-        self.title: str | None = document["metadata"].get("title")
+        self.title: str | None = shown_title(document["metadata"].get("title"))
         self._token: str | None = None
         self._metadata_digest: str | None = None
         self._summary: RunSummary | None = None
@@ -133,7 +142,7 @@ class LoadedResource:
             entry._span = store.add(raw)
         entry.kind = kind
         entry.name = name
-        entry.title = title
+        entry.title = shown_title(title)
         entry._token = None
         entry._metadata_digest = metadata_digest
         entry._summary = summary

@@ -14,6 +14,7 @@ from collections import defaultdict
 from typing import Any, NamedTuple
 
 from sitegen.model.resources import BenchmarkRun, reference_values
+from sitegen.model.text import neutralised
 
 KIND = "BenchmarkRun"  # the kind summarised
 LATENCY = "latency"
@@ -121,7 +122,7 @@ def summarise(document: dict[str, Any]) -> RunSummary:
 def title_parts(title: str | None) -> tuple[str, str, str] | None:
     """`<Kernel> · <provider> · <pass>` (FORMAT.md §4), and what may follow: a memory run's
     title goes on `· peak memory`."""
-    parts = (title or "").split(TITLE_SEPARATOR)
+    parts = neutralised(title or "").split(TITLE_SEPARATOR)
     if len(parts) >= 3 and all(part.strip() for part in parts[:3]):
         kernel, provider, pass_name = (sys.intern(part.strip()) for part in parts[:3])
         return kernel, provider, pass_name

@@ -13,12 +13,11 @@ form the last group. `changes_document` is the JSON (the changes page's twin and
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, NamedTuple
-from urllib.parse import quote
 
+from sitegen.model.markdown import markdown_link, markdown_text
 from sitegen.publish.manifest import Entry, KernelInfo, Manifest, entry_document
 from sitegen.site.format import KIND_WORDS, Numbers
 
@@ -303,38 +302,6 @@ def changes_document(changes: Changes) -> dict[str, Any]:
     }
 
 
-# --- Markdown -----------------------------------------------------------------------------------
-
-# Content comes from pull requests: every text is escaped before it reaches a comment.
-# Only what can start markup inside a table cell: the texts never begin a line. `:` and the
-# dot of `www.` too, or GitHub makes a link of a URL in the text (its autolinks).
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>|~!&#$:])|(?<=www)(\.)", re.IGNORECASE)
-# Controls and line breaks would end the cell; bidirectional controls reorder what is shown.
-_CONTROL = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+"
-)
-# What a link's destination may hold as it is: the rest is percent-encoded, so that no URL can
-# close the link and open markup of its own.
-_URL_SAFE = ":/?#=&%+~@!$,;*'"
-
-
-def md(text: str) -> str:
-    """Plain text safe in a Markdown table cell: punctuation escaped, no mentions, no links,
-    one line, no bidirectional controls."""
-    flat = _CONTROL.sub(" ", text)
-    return _MARKDOWN_PUNCTUATION.sub(_escaped, flat).replace("@", "@\u200b")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return "\\" + match.group()
-
-
-def md_link(text: str, url: str) -> str:
-    # URLs are site + path, both checked when a manifest is read (manifest.py); `--head-url`
-    # is the caller's. Encoded anyway: a destination is markup.
-    return f"[{md(text)}]({quote(url, safe=_URL_SAFE)})"
-
-
 def summary_line(changes: Changes) -> str:
     """`1 resource added, 1 removed, 1 with modified metadata; 1 run moved.`"""
     if changes.empty:
@@ -369,8 +336,8 @@ def format_markdown(changes: Changes, head_url: str | None = None) -> str:
     lines = [
         "## kernelindex: what this changes",
         "",
-        f"Compared **{md(changes.head.label)}** with **{md(changes.base.label)}**. "
-        + summary_line(changes),
+        f"Compared **{markdown_text(changes.head.label)}** with "
+        f"**{markdown_text(changes.base.label)}**. " + summary_line(changes),
     ]
     for group in changes.groups:
         lines.append("")
@@ -378,7 +345,7 @@ def format_markdown(changes: Changes, head_url: str | None = None) -> str:
             lines.append("### Protocols, GPUs and projects")
         else:
             site = head_site if group.kernel_in_head else changes.base.site
-            lines.append(f"### {md_link(group.kernel.title, site + group.kernel.path)}")
+            lines.append(f"### {markdown_link(group.kernel.title, site + group.kernel.path)}")
         if group.moved:
             lines += _run_changes("Medians moved", group.moved, changes, head_site, True)
         if group.replaced:
@@ -408,27 +375,29 @@ def _run_changes(
         run = change.head.run
         assert run is not None
         cells = [
-            md_link(change.head.title, head_site + change.head.path)
-            + f" ({md_link('was', changes.base.url(change.base.path))})",
-            md(run.pass_name),
-            md(run.gpu),
-            md(run.implementation),
-            md(run.shape),
-            md(change.before),
-            md(change.after),
+            markdown_link(change.head.title, head_site + change.head.path)
+            + f" ({markdown_link('was', changes.base.url(change.base.path))})",
+            markdown_text(run.pass_name),
+            markdown_text(run.gpu),
+            markdown_text(run.implementation),
+            markdown_text(run.shape),
+            markdown_text(change.before),
+            markdown_text(change.after),
         ]
         if moved:
             cells.append(
-                md(f"{change.change} ({change.percent})" if change.percent else change.change)
+                markdown_text(
+                    f"{change.change} ({change.percent})" if change.percent else change.change
+                )
             )
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
 def _entry_line(entry: Entry, site: str) -> str:
-    text = f"- {KIND_WORDS[entry.kind]} {md_link(entry.title, site + entry.path)}"
+    text = f"- {KIND_WORDS[entry.kind]} {markdown_link(entry.title, site + entry.path)}"
     if entry.run is not None:
-        text += f": {md(run_facts(entry))} · {md(value_text(entry))}"
+        text += f": {markdown_text(run_facts(entry))} · {markdown_text(value_text(entry))}"
     return text
 
 
@@ -438,5 +407,6 @@ def _fields_text(fields: tuple[MetadataChange, ...]) -> str:
         if item.field == OTHER_METADATA:
             parts.append("description, labels, authors or source references")
         else:
-            parts.append(f"{item.field} “{md(item.before or '')}” → “{md(item.after or '')}”")
+            before, after = markdown_text(item.before or ""), markdown_text(item.after or "")
+            parts.append(f"{item.field} “{before}” → “{after}”")
     return "; ".join(parts)

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import html
 import json
 from pathlib import Path
 from typing import Any
 
 import cbor2
+
+from sitegen.model.text import neutralised
 
 PAGEFIND_VERSION = "1.5.2"
 SIGNATURE = b"pagefind_dcd"
@@ -73,7 +76,10 @@ def canonicalise(index: Path) -> None:
             path = index / "filter" / f"{filter_hash}.pf_filter"
             filter_name, values = read(path)
             path.unlink()
-            renumbered = [[value, sorted(number[p] for p in listed)] for value, listed in values]
+            shown: dict[str, set[int]] = {}
+            for value, listed in values:
+                shown.setdefault(filter_value_html(value), set()).update(number[p] for p in listed)
+            renumbered = [[value, sorted(pages)] for value, pages in shown.items()]
             bodies.append((name, encode([filter_name, sorted(renumbered, key=_by_value)])))
         names: set[str] = set()
         meta[_FILTERS] = []
@@ -87,6 +93,14 @@ def canonicalise(index: Path) -> None:
         _write(index / f"pagefind.{new_hash}.pf_meta", body)
         text = text.replace(f'"{old_hash}"', f'"{new_hash}"')
     entry_path.write_text(text, encoding="utf-8")
+
+
+def filter_value_html(value: str) -> str:
+    """A filter value as Pagefind's interface needs it: HTML. The indexer stores a value as the
+    text of its element (entities decoded) and the interface puts it into the filter list as
+    markup (`{@html}` in its filters.svelte), so a kernel or GPU name holding `<img …>` would
+    become an element there; escaped here, it is shown as the characters it is."""
+    return html.escape(neutralised(value))
 
 
 def _url(index: Path, fragment_hash: str) -> str:

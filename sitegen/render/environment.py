@@ -28,6 +28,7 @@ from jinja2.bccache import Bucket
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from sitegen.model.text import neutralised_paragraphs
 from sitegen.render import lean_jinja
 from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.render.compact_json import compact_json
@@ -80,7 +81,7 @@ def markdown_renderer() -> Callable[[str], Markup]:
     md.validateLink = _safe_link  # type: ignore[method-assign]
 
     def render(text: str) -> Markup:
-        return Markup(md.render(text))
+        return Markup(md.render(neutralised_paragraphs(text)))
 
     return render
 

@@ -4,7 +4,9 @@ links, each with what is behind it. Every URL is the site's own (`--base-url` aw
 
 from __future__ import annotations
 
+from sitegen.model.markdown import markdown_link, markdown_text
 from sitegen.model.resources import KINDS
+from sitegen.model.wording import counted
 from sitegen.site.compare import MAX_RUNS, MIN_RUNS
 from sitegen.site.compare import PATH as COMPARE_PATH
 from sitegen.site.lookup import SiteLookup
@@ -35,8 +37,9 @@ def llms_txt(lookup: SiteLookup) -> str:
     lines = [
         "# kernelindex",
         "",
-        f"> A public catalog of GPU kernel benchmark results: {len(lookup.runs):,} runs of "
-        f"{len(kernels):,} kernels on {gpus:,} GPU environments, each with how and where it "
+        "> A public catalog of GPU kernel benchmark results: "
+        f"{counted(len(lookup.runs), 'run')} of {counted(len(kernels), 'kernel')} on "
+        f"{counted(gpus, 'GPU environment')}, each with how and where it "
         "was measured. Every page has a JSON twin beside it, and the whole catalog is one "
         "JSON Lines file.",
         "",
@@ -80,10 +83,17 @@ def llms_txt(lookup: SiteLookup) -> str:
         "",
         "## Kernels",
         "",
+        # Kernel titles and GPU names come from content (a run's title, where no
+        # OperationSpec names the kernel): escaped, as nothing else here is.
         *(
-            f"- [{kernel.title}]({at(json_twin(urls.path_of(kernel.key) or ''))}): "
-            f"{len(kernel.runs):,} runs of {len(kernel.series)} implementations"
-            + (f" on {lookup.gpu_labels(kernel.environments)}" if kernel.environments else "")
+            f"- {markdown_link(kernel.title, at(json_twin(urls.path_of(kernel.key) or '')))}: "
+            f"{counted(len(kernel.runs), 'run')} of "
+            f"{counted(len(kernel.series), 'implementation')}"
+            + (
+                f" on {markdown_text(lookup.gpu_labels(kernel.environments))}"
+                if kernel.environments
+                else ""
+            )
             for kernel in kernels
         ),
         "",

@@ -10,6 +10,7 @@ from sitegen.analysis.series import Cell, metrics_of, rank_cohort
 from sitegen.analysis.verdicts import PointVerdict, judge
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
+from sitegen.model.text import neutralised
 from sitegen.model.wording import counted
 from sitegen.site.compare import compare_href
 from sitegen.site.credits import attribution_for
@@ -349,10 +350,11 @@ def provenance_facts(
         repository = attribution_for(native["source"], lookup.reports).repository
         if repository:
             facts.append(Fact("Upstream repository", repository, repository))
+        # Free text from the source, shown as every title is (model/text.py).
         if "benchmark" in native:
-            facts.append(Fact("Benchmark", native["benchmark"], code=True))
+            facts.append(Fact("Benchmark", neutralised(native["benchmark"]), code=True))
         if "externalId" in native:
-            facts.append(Fact("External id", native["externalId"], code=True))
+            facts.append(Fact("External id", neutralised(native["externalId"]), code=True))
         for key, value in sorted(native.get("metrics", {}).items()):
             facts.append(Fact(f"Raw {key}", repr(value), code=True))
     facts.append(Fact("Name", run.entry.name, code=True))

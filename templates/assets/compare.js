@@ -126,6 +126,12 @@
 
   // ---- aligning ---------------------------------------------------------------------------
 
+  // A title of white space alone is none: the name instead, as the site's pages show it.
+  function titleOf(metadata) {
+    var title = metadata.title;
+    return typeof title === "string" && title.trim() ? title : metadata.name;
+  }
+
   function text(value) {
     if (value === null || value === undefined || value === "") return NONE;
     if (Array.isArray(value)) return "[" + value.map(text).join(", ") + "]";
@@ -283,7 +289,7 @@
         var digest = run.twin.document.spec[reference[2]];
         if (!found) return [["Digest", text(digest) + " (not in this catalog)"]];
         var document = found.twin.document;
-        var head = [["Title", text((document.metadata && (document.metadata.title || document.metadata.name)))], ["Digest", digest]];
+        var head = [["Title", text(titleOf(document.metadata || {}))], ["Digest", digest]];
         return head.concat(flatten(document.spec, "", []));
       });
       var links = runs.map(function (run) { return run.references[r] ? run.references[r].path : null; });
@@ -412,14 +418,25 @@
     return rows.filter(function (row) { return !only || row.differs || row.section === "Result"; });
   }
 
+  // Controls and line breaks would end a row; bidirectional controls reorder what is shown.
+  var INVISIBLE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\s]+/g;
+
+  // Text from the catalog as a Markdown table cell, as sitegen/model/markdown.py writes text:
+  // nothing in it can become a link, an image, raw HTML, code, a mention or another cell. `:`
+  // and the dot of `www.` too, or GitHub makes a link of a URL in the text (its autolinks).
   function markdownCell(value) {
-    return value.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\s+/g, " ");
+    return value
+      .replace(INVISIBLE, " ")
+      .replace(/[\\`*_\[\]()<>|~!&#$:]/g, "\\$&")
+      .replace(/(www)\./gi, "$1\\.")
+      .replace(/@/g, "@\u200b");
   }
 
   // A cell a spreadsheet would take for a formula is written as text.
   function csvCell(value) {
-    if (/^[=+\-@\t\r]/.test(value) && !/^-?\d[\d.,]*$/.test(value)) value = "'" + value;
-    return /[",\r\n]/.test(value) ? "\"" + value.replace(/"/g, "\"\"") + "\"" : value;
+    value = value.replace(INVISIBLE, " ");
+    if (/^\s*[=+\-@]/.test(value) && !/^-?\d[\d.,]*$/.test(value)) value = "'" + value;
+    return /[",]/.test(value) ? "\"" + value.replace(/"/g, "\"\"") + "\"" : value;
   }
 
   function asText(format, runs, rows) {

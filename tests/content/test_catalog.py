@@ -81,3 +81,37 @@ def test_export_without_workloads_warns_unless_strict(example_bundle: dict[str, 
         ("run.spec.implementationDigest", Severity.ERROR),
         ("run.spec.workloadDigest", Severity.ERROR),
     ]
+
+
+def test_dangling_hints_hash_each_candidate_once(
+    example_bundle: dict[str, Any], seed_row: dict[str, Any], monkeypatch: Any
+) -> None:
+    """Runs whose workload digests dangle beside unused WorkloadCases: each WorkloadCase is
+    hashed for the hints once, not once per dangling reference (check stays linear)."""
+    from sitegen.content import catalog as catalog_module
+
+    hashed: list[object] = []
+    real_sha256 = catalog_module._sha256
+
+    def counted(value: Any) -> str:
+        hashed.append(value)
+        return real_sha256(value)
+
+    monkeypatch.setattr(catalog_module, "_sha256", counted)
+    entries = [loaded(example_bundle[r], "content/x.json", r) for r in ("protocol", "environment")]
+    for index in range(30):
+        run = copy.deepcopy(example_bundle["run"])
+        run["metadata"]["name"] = f"run-{index}"
+        run["spec"]["timing"]["latencyNs"]["median"] = 1000 + index
+        entries.append(loaded(run, f"content/runs/{index}.json", "run"))
+    for index in range(20):
+        workload = copy.deepcopy(seed_row["workload"]["resource"])
+        workload["spec"]["axes"]["rows"] = 1 + index
+        entries.append(loaded(workload, f"content/workloads/{index:02d}.json"))
+    problems = resolve(entries)[1]
+    workload_hints = {p.hint for p in problems if p.where == "run.spec.workloadDigest"}
+    assert workload_hints == {
+        "20 WorkloadCase resources are used by nothing (e.g. content/workloads/00.json): "
+        "was one edited after the run was recorded?"
+    }
+    assert len(hashed) == 2 * 20  # each WorkloadCase whole and its spec alone

@@ -66,6 +66,8 @@ def test_title_and_benchmark_parts() -> None:
     assert title_parts("RMSNorm · triton") is None
     assert title_parts("RMSNorm ·  · forward") is None
     assert title_parts(None) is None
+    # The kernel, provider and pass shown on pages: neutralised as every title is.
+    assert title_parts("Norm\u202e · tri\nton · fwd") == ("Norm\\u202e", "tri\\nton", "fwd")
     assert benchmark_parts("rms_norm/forward") == ("rms_norm", "forward")
     assert benchmark_parts("rms_norm") is None and benchmark_parts("/forward") is None
 

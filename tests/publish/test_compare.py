@@ -21,7 +21,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.baseline import BaseError, preview_baseline, read_manifest
-from sitegen.publish.compare import Baseline, compare, format_markdown, md, md_link
+from sitegen.publish.compare import Baseline, compare, format_markdown
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.manifest import ManifestError, manifest_document, parse_manifest
 from tests.conftest import REGENERATE, REPOSITORY, QuietHandler, http_served
@@ -206,28 +206,6 @@ def test_manifest_round_trip_and_refusals() -> None:
     bad["resources"][0]["digest"] += "\n"
     with pytest.raises(ManifestError, match=r"resources\[0\].digest"):
         parse_manifest(bad)
-
-
-def test_markdown_escapes_content() -> None:
-    hostile = "[x](javascript:alert(1)) @octocat | <img src=x> `code`\n# heading"
-    escaped = md(hostile)
-    assert escaped == (
-        "\\[x\\](javascript\\:alert(1)) @\u200boctocat \\| \\<img src=x\\> \\`code\\` \\# heading"
-    )
-    # GitHub's autolinks: a URL or a www. name in a text would become a link.
-    assert md("see https://evil.example/p.png or WWW.evil.example") == (
-        "see https\\://evil.example/p.png or WWW\\.evil.example"
-    )
-    # Bidirectional controls would reorder the cell: neutralised.
-    assert md("gpu \u202eevil\u202c") == "gpu  evil "
-
-
-def test_markdown_links_cannot_carry_markup_of_their_own() -> None:
-    """A site URL from a hostile base (or --head-url) is encoded where it is a link's
-    destination: no `)` can close the link and open an image."""
-    assert md_link("run", "https://a.example/x) ![i](https://t.example/p.png") == (
-        "[run](https://a.example/x%29%20!%5Bi%5D%28https://t.example/p.png)"
-    )
 
 
 def test_changes_page_of_a_preview(pull_request: Path, tmp_path: Path) -> None:

@@ -119,6 +119,12 @@ HOSTILE: list[tuple[str, Callable[[dict[str, Any]], str], str]] = [
         "site: a URL of other characters than a site's: "
         "'https://kernelindex.dev/) ![x](https://tracker.example/p.png) (/'",
     ),
+    (
+        "image-after-site",
+        _with(_site("https://x.example/)![p](https://evil.example/pixel.png)")),
+        "site: not an http(s) URL ending in '/': "
+        "'https://x.example/)![p](https://evil.example/pixel.png)'",
+    ),
     ("not-utf8", lambda d: '{"format": "\xff"}', "not a JSON manifest: not UTF-8 at byte 12"),
 ]
 

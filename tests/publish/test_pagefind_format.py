@@ -19,6 +19,7 @@ from sitegen.publish.pagefind_format import (
     canonicalise,
     decode,
     encode,
+    filter_value_html,
     read,
 )
 
@@ -153,6 +154,23 @@ def test_pages_are_numbered_by_url_and_filters_put_in_order(tmp_path: Path) -> N
     assert [name for name, _ in meta[3]] == ["GPU", "Pass"]
     assert len(list((one / "filter").iterdir())) == 2  # the old files gone
     assert len(list((one / "index").iterdir())) == 1
+
+
+def test_filter_values_become_html_that_shows_their_own_characters(tmp_path: Path) -> None:
+    """Pagefind's interface puts a filter value into the page as markup: a pass (or a kernel,
+    GPU or implementation name, all from content) holding elements is escaped in the index."""
+    hostile = '<img src=x onerror="alert(1)"><a href="https://evil.example">x</a> & \u202eevil'
+    root = _index(
+        tmp_path / "i", ["/a/", "/b/"], {"a": [0]}, {hostile: [0], "forward": [1]}, ["Pass", "GPU"]
+    )
+    canonicalise(root)
+    assert _pages_of(root)["Pass=" + filter_value_html(hostile)] == ["/a/"]
+    assert filter_value_html(hostile) == (
+        "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&lt;a href=&quot;https://evil.example&quot;"
+        "&gt;x&lt;/a&gt; &amp; \\u202eevil"
+    )
+    assert filter_value_html("NVIDIA H100 80GB HBM3") == "NVIDIA H100 80GB HBM3"
+    assert filter_value_html("line\nbreak\u2028\x1b[31m") == "line\\nbreak\\u2028\\x1b[31m"
 
 
 def test_an_index_of_another_pagefind_is_refused(tmp_path: Path) -> None:

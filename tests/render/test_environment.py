@@ -90,6 +90,11 @@ def test_markdown_drops_html_images_and_bad_links() -> None:
     assert "&lt;b&gt;raw&lt;/b&gt;" in html
 
 
+def test_markdown_shows_controls_and_bidirectional_controls_as_escapes() -> None:
+    html = str(markdown_renderer()("first \u202eevil\u202c\x1b[2J\n\nsecond\u2028line"))
+    assert html == "<p>first \\u202eevil\\u202c\\x1b[2J</p>\n<p>second\\u2028line</p>\n"
+
+
 def test_every_template_is_compiled_with_the_environment() -> None:
     """make_environment compiles them all (during the load, in a build), the partials too:
     `_base.html` would otherwise compile when the first page extends it."""

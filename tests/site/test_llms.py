@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
+from sitegen.model.digest import digest
 from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.urls import plan_urls
+from tests.conftest import REPOSITORY
+from tests.model.test_markdown import tags
 from tests.site.planned import site_inputs
 
+REFERENCE = REPOSITORY / "tests" / "reference"
 LINK = re.compile(r"^- \[([^\]]+)\]\((\S+)\)(?:: (.+))?$")
 
 
@@ -42,3 +48,36 @@ def test_every_url_is_under_the_base_url() -> None:
     urls = re.findall(r"https?://[^\s)<]+", text)
     assert urls and all(url.startswith("https://example.org/bench/") for url in urls), urls
     assert llms_txt(_lookup("https://example.org/bench/")) == text  # deterministic
+
+
+def _hostile_export(content: Path) -> None:
+    """One export bundle: its run's title names the kernel, its GPU product holds a link."""
+    bundle = json.loads((REFERENCE / "layer-norm-backward-liger-h100.json").read_text())
+    bundle["run"]["metadata"]["title"] = (
+        "[[Evil](https://evil.example/llms) <img src=x onerror=alert(1)>](https://evil.example/k)"
+        " · liger · backward"
+    )
+    environment = bundle["environment"]
+    environment["spec"]["hardware"]["product"] = "H100 ](https://evil.example/gpu) `x`"
+    bundle["run"]["spec"]["environmentDigest"] = digest("ExecutionEnvironment", environment["spec"])
+    content.mkdir()
+    (content / "run.json").write_text(json.dumps(bundle))
+
+
+def test_content_cannot_put_links_images_or_html_into_llms_txt(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    _hostile_export(content)
+    inputs = site_inputs(content)
+    text = llms_txt(SiteLookup(inputs))
+    (kernel,) = [line for line in text.splitlines() if "Evil" in line]
+    assert kernel == (
+        "- [\\[\\[Evil\\]\\(https\\://evil.example/llms\\) \\<img src=x onerror=alert\\(1\\)\\>\\]"
+        "\\(https\\://evil.example/k\\)](https://kernelindex.dev/kernels/"
+        + kernel.split("/kernels/")[1].split(")")[0]
+        + "): 1 run of 1 implementation on "
+        "H100 \\]\\(https\\://evil.example/gpu\\) \\`x\\` 80GB HBM3"
+    )
+    assert tags(kernel) == ["ul", "li", "a"]  # the link to the kernel's twin, nothing else
+    assert "> A public catalog of GPU kernel benchmark results: 1 run of 1 kernel on 1 GPU " in (
+        text
+    )

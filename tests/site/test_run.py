@@ -89,3 +89,17 @@ def test_the_run_twin_holds_its_values_as_stored_and_shown() -> None:
             "spreadText": "p20 575 / p80 580 µs",
         }
     ]
+
+
+def test_provenance_shows_controls_in_source_text_as_escapes() -> None:
+    """An externalId or benchmark may hold controls (free text from the source, accepted with
+    a warning): shown as their escapes, as titles are."""
+    from sitegen.site.lookup import SiteLookup
+    from sitegen.site.run import provenance_facts
+    from tests.site.planned import site_inputs
+
+    lookup = SiteLookup(site_inputs())
+    run = next(iter(lookup.runs.values()))
+    native = {"source": "liger-kernel-bench", "benchmark": "a\u202eb", "externalId": "x\x1b[2Jy"}
+    facts = {f.label: f.value for f in provenance_facts(lookup, run, {"sourceNative": native}, {})}
+    assert facts["Benchmark"] == "a\\u202eb" and facts["External id"] == "x\\x1b[2Jy"

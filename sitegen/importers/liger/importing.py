@@ -42,7 +42,14 @@ from sitegen.importers.liger.resources import (
     workload,
 )
 from sitegen.importers.liger.rows import Row, read_csv
-from sitegen.importers.liger.sources import Origin, describes, load_environment, measured, upstream
+from sitegen.importers.liger.sources import (
+    MAIN_FILE,
+    Origin,
+    describes,
+    load_environment,
+    measured,
+    upstream,
+)
 from sitegen.model.problems import Problem, Severity, errors
 from sitegen.model.wording import counted
 from sitegen.publish.write import Owner, check_output_dir, write_site
@@ -182,6 +189,7 @@ def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ())
     """
     problems: list[Problem] = []
     inputs = [(upstream(path.name), path) for path in csv_paths]
+    problems += _source_clashes([path for _, path in inputs])
     machines: list[tuple[Path, Origin]] = []
     for group in measured_on:
         environment_ = load_environment(group.environment, problems)
@@ -240,6 +248,38 @@ def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ())
             result.sources, result.imported, result.skipped, (*problems, *clashes), result.warnings
         )
     return result
+
+
+def _source_clashes(paths: list[Path]) -> list[Problem]:
+    """Upstream's files are told apart by the source their name gives: two names that fold to
+    one (`…_Foo.csv`, `…_foo.csv`) would share run ids, and the second file's rows would be
+    skipped as duplicates of the first's; a name that gives none (`…_é.csv`) would pass for
+    the main CSV."""
+    first: dict[str, str] = {}  # source tag → the first file name giving it
+    problems = []
+    hint = (
+        "name each file all_benchmark_data_<source>.csv with a source of letters, digits and "
+        "dashes that no other file has (sources fold to lowercase)"
+    )
+    for path in sorted(paths, key=lambda p: p.name):
+        tag = upstream(path.name).tag
+        if not tag and path.name != MAIN_FILE:
+            problems.append(
+                Problem(str(path), "file", "its name gives no source: no letter a-z or digit", hint)
+            )
+            continue
+        earlier = first.setdefault(tag, path.name)
+        if earlier == path.name:
+            continue  # the same name twice is reported where files are read
+        problems.append(
+            Problem(
+                str(path),
+                "file",
+                f"its name gives source {tag!r}, as {earlier}'s does: their runs would share names",
+                hint,
+            )
+        )
+    return problems
 
 
 def _name_clashes(machines: list[tuple[Path, Origin]], upstream_: list[Origin]) -> list[Problem]:

@@ -24,7 +24,7 @@ from sitegen.importers.liger.importing import ImportResult, import_rows, main
 from sitegen.importers.liger.resources import nanoseconds, operation
 from sitegen.pipeline import check_content
 from sitegen.publish.errors import WriteError
-from tests.conftest import FIXTURES, REFERENCE, REGENERATE, SOURCES, beside, read_json
+from tests.conftest import FIXTURES, REFERENCE, REGENERATE, REPOSITORY, SOURCES, beside, read_json
 
 DATA = SOURCES / "liger"
 CSVS = [DATA / name for name in FILE_COMMITS]
@@ -300,6 +300,40 @@ def test_malformed_input_writes_nothing(case: Path, tmp_path: Path) -> None:
     assert output.endswith("[exit 1]\n")
     assert snapshot(out) == before
     assert beside(tmp_path) == ["content"]
+
+
+@pytest.mark.parametrize(
+    ("names", "refused", "source"),
+    [
+        (
+            ["all_benchmark_data_Foo.csv", "all_benchmark_data_foo.csv"],
+            "all_benchmark_data_foo.csv",
+            "source 'foo', as all_benchmark_data_Foo.csv's does: their runs would share names",
+        ),
+        (
+            ["all_benchmark_data.csv", "all_benchmark_data_\u00e9.csv"],
+            "all_benchmark_data_\u00e9.csv",
+            "no source: no letter a-z or digit",
+        ),
+    ],
+)
+def test_file_names_that_fold_to_one_source_are_refused(
+    names: list[str], refused: str, source: str, tmp_path: Path
+) -> None:
+    """Runs are named after their file's source: two files of one source would share names,
+    and the second's rows (here other measurements of the same rows) would be skipped."""
+    lines = (REPOSITORY / "sources" / "liger" / CUTILE).read_text().splitlines(keepends=True)
+    (tmp_path / names[0]).write_text("".join(lines[:6]))
+    remeasured = [line.replace(",0.", ",1.") for line in lines[1:6]]
+    (tmp_path / names[1]).write_text("".join([lines[0], *remeasured]))
+    output = run_main([tmp_path / name for name in names], tmp_path / "content")
+    assert output == (
+        f"{tmp_path / refused}: file: its name gives {source}; "
+        "hint: name each file all_benchmark_data_<source>.csv with a source of letters, digits "
+        "and dashes that no other file has (sources fold to lowercase)\n"
+        "1 problem in the input; nothing written\n[exit 1]\n"
+    )
+    assert not (tmp_path / "content").exists()
 
 
 def previous_import(out: Path) -> dict[str, bytes]:
