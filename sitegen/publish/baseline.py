@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 from sitegen.content.strict_json import Limits, parse_json
 from sitegen.model.problems import format_report
+from sitegen.model.values import check_web_url
 from sitegen.pipeline import manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
@@ -273,11 +274,13 @@ _HTTPS = "https"
 
 
 def _fetch_rule(url: str) -> str:
-    """Why `url` may be fetched: it is https, or it is on this machine; BaseError if neither."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BaseError(f"{url}: not an http(s) URL")
-    if _loopback(parts.hostname):
+    """Why `url` may be fetched: it is https, or it is on this machine; BaseError if neither
+    (or if it is not a URL check_web_url accepts)."""
+    try:
+        parts = check_web_url(url)
+    except ValueError as error:
+        raise BaseError(f"{error}; hint: give the https URL of a published manifest.json") from None
+    if _loopback(parts.hostname or ""):
         return _LOOPBACK
     if parts.scheme != "https":
         raise BaseError(f"{url}: only https, or http to this machine")
@@ -302,8 +305,11 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         headers: HTTPMessage,
         newurl: str,
     ) -> urllib.request.Request | None:
-        parts = urlsplit(newurl)
-        allowed = parts.scheme in ("http", "https") and bool(parts.hostname)
+        try:
+            parts = check_web_url(newurl)
+            allowed = True
+        except ValueError:
+            parts, allowed = urlsplit(""), False
         if allowed and self.rule == _LOOPBACK:
             allowed = _loopback(parts.hostname)
         elif allowed:

@@ -8,10 +8,10 @@ of its digest appended, and runs are addressed by digest alone.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from sitegen.analysis.kernels import Kernel
 from sitegen.content.catalog import Catalog
@@ -19,6 +19,7 @@ from sitegen.content.loaded import LoadedResource
 from sitegen.model.digest import short
 from sitegen.model.names import short_hash
 from sitegen.model.problems import Problem
+from sitegen.model.values import check_web_url
 
 DEFAULT_BASE_URL = "https://kernelindex.dev/"
 RUN_ID_HEX = 16  # 64 bits: collisions are checked, not assumed away
@@ -50,20 +51,38 @@ class PathClash(UrlError):
     """Two resources that would share one page: the content's problem, not the command's."""
 
 
+# A base URL's path: segments of unreserved characters and %-escapes, as a manifest's `site`.
+_BASE_PATH = re.compile(
+    r"/(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2})*(?:/(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2})*)*"
+)
+
+
 def parse_base_url(value: str | None) -> tuple[str, str]:
-    """(path prefix, absolute base) from `--base-url`: `https://host/sub/` or `/sub/` or None."""
+    """(path prefix, absolute base) from `--base-url`: `https://host/sub/` or `/sub/` or None.
+    UrlError, one line, for anything else: the base is published in every page, the sitemap,
+    robots.txt and the manifest, so it is held to check_web_url's rules."""
     if value is None:
         return "/", DEFAULT_BASE_URL
-    parts = urlsplit(value)
-    if parts.scheme in ("http", "https") and parts.hostname:
-        if parts.query or parts.fragment:
+    if value.startswith("/") and not value.startswith("//"):
+        path, origin = value, DEFAULT_BASE_URL.rstrip("/")
+    else:
+        try:
+            parts = check_web_url(value)
+        except ValueError as error:
+            raise UrlError(f"--base-url: {error}; hint: {BASE_URL_HINT}") from None
+        if parts.query or parts.fragment or value.endswith(("?", "#")):
             raise UrlError(f"--base-url must not have a query or fragment: {value!r}")
-        path = "/" + parts.path.strip("/") + "/" if parts.path.strip("/") else "/"
-        return path, f"{parts.scheme}://{parts.netloc}{path}"
-    if value.startswith("/") and not value.startswith("//") and not parts.scheme:
-        path = "/" + value.strip("/") + "/" if value.strip("/") else "/"
-        return path, DEFAULT_BASE_URL.rstrip("/") + path
-    raise UrlError(f"--base-url must be an http(s) URL or a path starting with '/': {value!r}")
+        path, origin = parts.path or "/", f"{parts.scheme}://{parts.netloc}"
+    if not _BASE_PATH.fullmatch(path) or any(s in (".", "..") for s in path.split("/")):
+        raise UrlError(
+            f"--base-url: a path is letters, digits, -._~ and %-escapes, with no . or .. "
+            f"segment: {value!r}; hint: {BASE_URL_HINT}"
+        )
+    prefix = "/" + path.strip("/") + "/" if path.strip("/") else "/"
+    return prefix, origin + prefix
+
+
+BASE_URL_HINT = "give an http(s) URL such as https://example.org/sub/, or a path such as /sub/"
 
 
 PAGE_FILES = ("index.html", "index.json")  # what every page's folder holds

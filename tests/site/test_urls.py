@@ -32,6 +32,39 @@ def test_bad_base_url(bad: str) -> None:
         parse_base_url(bad)
 
 
+HINT = "hint: give an http(s) URL such as https://example.org/sub/, or a path such as /sub/"
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            "https://ex ample.org/",
+            "--base-url: not a URL: 'https://ex ample.org/' holds a space, a control or "
+            f'non-ASCII character or one of <>"\\^`{{|}}; {HINT}',
+        ),
+        (
+            "https://x.org:99999/",
+            f"--base-url: a port is a number from 1 to 65535: 'https://x.org:99999/'; {HINT}",
+        ),
+        (
+            "/a b/<x>/",
+            "--base-url: a path is letters, digits, -._~ and %-escapes, with no . or .. "
+            f"segment: '/a b/<x>/'; {HINT}",
+        ),
+        (
+            "https://x.org/a/../b/",
+            "--base-url: a path is letters, digits, -._~ and %-escapes, with no . or .. "
+            f"segment: 'https://x.org/a/../b/'; {HINT}",
+        ),
+    ],
+)
+def test_a_base_url_not_fit_to_publish_is_refused_in_one_line(bad: str, message: str) -> None:
+    with pytest.raises(UrlError) as refused:
+        parse_base_url(bad)
+    assert str(refused.value) == message
+
+
 def test_output_paths() -> None:
     assert output_path("") == "index.html"
     assert output_path("runs/abc/") == "runs/abc/index.html"
