@@ -165,7 +165,8 @@ def _latest_instant(epoch: str | None, hour: int) -> datetime:
         reference = None
     if reference is None:
         reference = datetime.fromtimestamp(hour * 3600 + 3600, tz=UTC)
-    return reference + FUTURE_TOLERANCE
+    latest = datetime.max.replace(tzinfo=UTC)  # a SOURCE_DATE_EPOCH in 9999's last day: no later
+    return reference + FUTURE_TOLERANCE if reference < latest - FUTURE_TOLERANCE else latest
 
 
 def _check_instant(value: str) -> str:
