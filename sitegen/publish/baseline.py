@@ -194,8 +194,9 @@ def manifest_at_commit(
     root: Path, commit: str, content_path: str, base_url: str | None
 ) -> Manifest:
     """The manifest of the content tree at `commit`, read with `git archive` (no checkout)."""
+    content_path = _path_in_repository(root, content_path)
     with tempfile.TemporaryDirectory(prefix="sitegen-base-") as workspace:
-        target = Path(workspace) / content_path
+        target = Path(workspace, content_path)
         listed = _git(root, "ls-tree", "-d", "--name-only", commit, "--", content_path)
         if listed.returncode != 0:
             raise BaseError(f"git ls-tree {commit[:7]}: {_stderr(listed)}")
@@ -207,6 +208,27 @@ def manifest_at_commit(
                 raise BaseError(f"git archive {commit[:7]}: {_stderr(archived)}")
             _extract(archived.stdout, Path(workspace))
         return _content_manifest(target, base_url, f"{content_path} at {commit[:7]}")
+
+
+def _path_in_repository(root: Path, content_path: str) -> str:
+    """`--content-path` as a path inside the repository: relative to its top (as given, or made
+    so from an absolute path); BaseError for one outside it. Never the working tree's."""
+    given = Path(content_path)
+    if given.is_absolute():
+        try:
+            given = Path(os.path.realpath(given)).relative_to(os.path.realpath(root))
+        except ValueError:
+            raise BaseError(
+                f"--content-path: {content_path} is outside the repository {root}; hint: give "
+                "the content tree's path inside the repository, such as content"
+            ) from None
+    relative = os.path.normpath(given.as_posix())
+    if relative == ".." or relative.startswith("../") or "\0" in relative:
+        raise BaseError(
+            f"--content-path: {content_path} is outside the repository {root}; hint: give "
+            "the content tree's path inside the repository, such as content"
+        )
+    return relative
 
 
 def _extract(data: bytes, destination: Path) -> None:

@@ -319,3 +319,33 @@ def test_preview_base_unreadable(tmp_path: Path, production: tuple[Path, str]) -
     out = tmp_path / "public"
     assert build_site(content, out, deployment=deployment, baseline=baseline).out_dir is not None
     assert "The base could not be read" in (out / "changes" / "index.html").read_text()
+
+
+def test_an_absolute_content_path_reads_the_commit_and_makes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repository = tmp_path / "repo"
+    shutil.copytree(BASE_CONTENT, repository / "content")
+    git(repository, "init", "-q", "-b", "main")
+    git(repository, "add", "-A")
+    git(repository, "commit", "-q", "-m", "base")
+    shutil.rmtree(repository / "content")
+    make_pull_request(repository / "content")  # the working tree: the pull request
+    monkeypatch.chdir(repository)
+    outputs = []
+    for content_path in ("content", str(repository / "content"), "./content/"):
+        assert main(["diff", "HEAD", "content", "--content-path", content_path]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert "Nothing added" not in outputs[0]
+    # A content tree not in the commit: all of HEAD is new, and no folder is made for it.
+    assert main(["diff", "HEAD", "content", "--content-path", str(repository / "new")]) == 0
+    assert not (repository / "new").exists()
+    changed = git(repository, "status", "--porcelain", "--ignored").splitlines()
+    assert all(line.split()[-1].startswith("content/") for line in changed), changed
+    for outside in (str(tmp_path), "../elsewhere"):
+        assert main(["diff", "HEAD", "content", "--content-path", outside]) == 2
+        assert capsys.readouterr().err == (
+            f"sitegen diff: --content-path: {outside} is outside the repository {repository}; "
+            "hint: give the content tree's path inside the repository, such as content\n"
+        )
