@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from sitegen.model.digest import API_VERSION
+from sitegen.model.text import check_line
 from sitegen.model.values import (
     MAX_AXES,
     MAX_ITEMS,
@@ -50,7 +51,6 @@ from sitegen.model.values import (
     TokenSet,
     Url,
     at_most,
-    check_line,
 )
 
 # --- metadata -----------------------------------------------------------------------------------

@@ -7,15 +7,13 @@ string again when it builds the models, at every start.
 """
 
 import functools
-import ipaddress
 import os
 import re
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from typing import Annotated, Any
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -26,6 +24,8 @@ from pydantic import (
     StringConstraints,
 )
 from pydantic.alias_generators import to_camel
+
+from sitegen.model.text import check_line, check_text
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 TOKEN_PATTERN = r"^[a-z][a-z0-9_]*$"
@@ -63,49 +63,7 @@ def at_most(limit: int, what: str) -> BeforeValidator:
 
 # --- free text ---------------------------------------------------------------------------------
 
-# What no text may hold: controls (a NUL lands in the HTML, any C0 control makes the Atom feed
-# ill-formed XML, and escapes forge terminal or CI output), the line and paragraph separators,
-# the bidirectional formatting controls (they reorder what a reader sees, so a title can
-# disguise itself) and Unicode's non-characters. Long text may hold tabs and line breaks
-# (a description is Markdown).
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
-    chr(plane + 0xFFFE) + chr(plane + 0xFFFF) for plane in range(0, 0x110000, 0x10000)
-)
-_NOT_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_NONCHARACTERS}]")
-_NOT_IN_TEXT = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_BIDI}{_NONCHARACTERS}]")
-
-
-def character_name(character: str) -> str:
-    """What a refused character is, for a message: `the control character U+0007`."""
-    code = ord(character)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        what = "the control character"
-    elif code == 0x2028:
-        what = "the line separator"
-    elif code == 0x2029:
-        what = "the paragraph separator"
-    elif _NOT_IN_LINE.fullmatch(character) and not re.fullmatch(f"[{_BIDI}]", character):
-        what = "the non-character"
-    else:
-        what = "the bidirectional control"
-    return f"{what} U+{code:04X}"
-
-
-def _refuse(pattern: re.Pattern[str]) -> Callable[[str], str]:
-    def check(value: str) -> str:
-        found = pattern.search(value)
-        if found:
-            raise ValueError(
-                f"holds {character_name(found.group())} at character {found.start() + 1}"
-            )
-        return value
-
-    return check
-
-
-check_line = _refuse(_NOT_IN_LINE)  # a name, title or value: one line of plain text
-check_text = _refuse(_NOT_IN_TEXT)  # a description or notes: tabs and line breaks allowed
+# What no text may hold, and why: model/text.py (check_line, check_text).
 
 # Free text has limits too: content comes from strangers' pull requests.
 ShortText = Annotated[
@@ -184,57 +142,6 @@ def _check_instant(value: str) -> str:
 
 
 Instant = Annotated[str, StringConstraints(pattern=INSTANT_PATTERN), AfterValidator(_check_instant)]
-
-
-# RFC 3986's characters, nothing else: no space, control, quote, `<>\\^`{|}` or non-ASCII.
-_URL_TEXT = re.compile(r"[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]+")
-_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_DNS_NAME = re.compile(
-    r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*"
-)
-MAX_URL = 2000
-
-
-def check_web_url(value: str, schemes: tuple[str, ...] = ("http", "https")) -> SplitResult:
-    """`value` split, if it is an absolute URL of one of `schemes` that every reader parses
-    alike: RFC 3986's characters only, no user name, a host that is a DNS name or an IP
-    address, a port from 1 to 65535. ValueError saying what is wrong otherwise (the value
-    shown escaped, cut at 100 characters)."""
-    shown = repr(value if len(value) <= 100 else value[:99] + "…")
-    if len(value) > MAX_URL:
-        raise ValueError(f"a URL is at most {MAX_URL} characters: {shown}")
-    if not _URL_TEXT.fullmatch(value):
-        raise ValueError(
-            f"not a URL: {shown} holds a space, a control or non-ASCII character or one of "
-            '<>"\\^`{|}'
-        )
-    if _PERCENT.search(value):
-        raise ValueError(f"not a URL: {shown} has a % not followed by two hex digits")
-    try:
-        parts = urlsplit(value)
-        port = parts.port
-    except ValueError:  # a port out of range or not a number, a bracket unclosed
-        parts, port = urlsplit(value.replace("[", "").replace("]", "")), 0
-    if parts.scheme.lower() not in schemes or not parts.netloc:
-        raise ValueError(f"not an {'/'.join(schemes)} URL: {shown}")
-    if "@" in parts.netloc:
-        raise ValueError(f"a URL with a user name or password: {shown}")
-    if not _is_host(parts.hostname or ""):
-        raise ValueError(
-            f"not a host name or IP address: {parts.hostname or parts.netloc!r} in {shown}"
-        )
-    if port == 0 or parts.netloc.endswith(":"):
-        raise ValueError(f"a port is a number from 1 to 65535: {shown}")
-    return parts
-
-
-def _is_host(host: str) -> bool:
-    """A DNS name (its last label not all digits) or an IP address (IPv6 without brackets)."""
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return bool(_DNS_NAME.fullmatch(host)) and not host.rpartition(".")[2].isdigit()
-    return True
 
 
 def _check_https(value: str) -> str:

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from sitegen.content.strict_json import Limits, parse_json
 from sitegen.model.problems import format_report
-from sitegen.model.values import check_web_url
+from sitegen.model.web import check_web_url
 from sitegen.pipeline import manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment

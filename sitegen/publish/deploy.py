@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from sitegen.model.values import check_web_url
+from sitegen.model.web import check_web_url
 
 PRODUCTION = "production"
 DEPLOY_PREVIEW = "deploy-preview"

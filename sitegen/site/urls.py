@@ -19,7 +19,7 @@ from sitegen.content.loaded import LoadedResource
 from sitegen.model.digest import short
 from sitegen.model.names import short_hash
 from sitegen.model.problems import Problem
-from sitegen.model.values import check_web_url
+from sitegen.model.web import check_web_url
 
 DEFAULT_BASE_URL = "https://kernelindex.dev/"
 RUN_ID_HEX = 16  # 64 bits: collisions are checked, not assumed away
