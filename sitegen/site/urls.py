@@ -135,6 +135,18 @@ def site_urls(paths: dict[str, str], base_url: str | None) -> SiteUrls:
     return SiteUrls(prefix, base, paths)
 
 
+# Names Windows gives to devices, with or without an extension (`con`, `nul.json`): a folder so
+# named cannot be checked out there. Case does not matter to Windows; names are lower case.
+_WINDOWS_DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?")
+
+
+def portable_name(name: str) -> bool:
+    """Whether a folder named `name` can be made on every system a site is checked out on:
+    not a Windows device name, not ending in a dot (which Windows drops). A page whose name is
+    not gets its short tag appended, as two pages of one name do (`gpus/con-1a2b3c4d/`)."""
+    return not _WINDOWS_DEVICE.fullmatch(name) and not name.endswith(".")
+
+
 def plan_paths(catalog: Catalog, kernels: Iterable[Kernel]) -> tuple[dict[str, str], list[Problem]]:
     """A site path for every resource and kernel (digest or kernel key → path), and a problem
     for each resource whose page would clash with another page or file: `sitegen check`
@@ -164,7 +176,7 @@ def plan_paths(catalog: Catalog, kernels: Iterable[Kernel]) -> tuple[dict[str, s
         for name, _, _ in items:
             counts[name] += 1
         for name, key, tag in items:
-            unique = name if counts[name] == 1 else f"{name}-{tag}"
+            unique = name if counts[name] == 1 and portable_name(name) else f"{name}-{tag}"
             paths[key] = f"{section}/{unique}/"
     for entry in catalog.of_kind("BenchmarkRun"):
         paths[entry.digest] = run_path(entry.digest)

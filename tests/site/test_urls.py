@@ -8,7 +8,7 @@ from sitegen.analysis.kernels import analyse
 from sitegen.content.catalog import resolve
 from sitegen.content.load import LoadedResource
 from sitegen.pipeline import check_content
-from sitegen.site.urls import UrlError, output_path, parse_base_url, plan_urls
+from sitegen.site.urls import UrlError, output_path, parse_base_url, plan_urls, portable_name
 from tests.conftest import FIXTURES
 
 
@@ -114,3 +114,18 @@ def test_clashing_paths_are_an_error() -> None:
     shared, _ = resolve(entries)
     with pytest.raises(UrlError, match="is also the page of"):
         plan_urls(shared, analyse(shared).kernels, None)
+
+
+@pytest.mark.parametrize("name", ["con", "nul", "aux", "com1", "lpt9", "prn", "nul.json", "x."])
+def test_names_windows_cannot_check_out_get_their_tag(name: str) -> None:
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    environment = catalog.of_kind("ExecutionEnvironment")[0]
+    entries = [e for e in catalog.by_digest.values() if e.digest != environment.digest]
+    shared, _ = resolve([*entries, _renamed(environment, name)])
+    urls = plan_urls(shared, analyse(shared).kernels, None)
+    assert urls.path_of(environment.digest) == f"gpus/{name}-{environment.digest[7:19]}/"
+
+
+@pytest.mark.parametrize("name", ["console", "com", "com10", "nullable", "auxiliary.v2", "x.y"])
+def test_names_like_windows_devices_but_not_one_are_kept(name: str) -> None:
+    assert portable_name(name)
