@@ -57,10 +57,11 @@ _BASE_PATH = re.compile(
 )
 
 
-def parse_base_url(value: str | None) -> tuple[str, str]:
-    """(path prefix, absolute base) from `--base-url`: `https://host/sub/` or `/sub/` or None.
-    UrlError, one line, for anything else: the base is published in every page, the sitemap,
-    robots.txt and the manifest, so it is held to check_web_url's rules."""
+def parse_base_url(value: str | None, option: str = "--base-url") -> tuple[str, str]:
+    """(path prefix, absolute base) from `--base-url` (or the `option` named):
+    `https://host/sub/` or `/sub/` or None. UrlError, one line, for anything else: the base is
+    published in every page, the sitemap, robots.txt and the manifest, so it is held to
+    check_web_url's rules."""
     if value is None:
         return "/", DEFAULT_BASE_URL
     if value.startswith("/") and not value.startswith("//"):
@@ -69,13 +70,13 @@ def parse_base_url(value: str | None) -> tuple[str, str]:
         try:
             parts = check_web_url(value)
         except ValueError as error:
-            raise UrlError(f"--base-url: {error}; hint: {BASE_URL_HINT}") from None
+            raise UrlError(f"{option}: {error}; hint: {BASE_URL_HINT}") from None
         if parts.query or parts.fragment or value.endswith(("?", "#")):
-            raise UrlError(f"--base-url must not have a query or fragment: {value!r}")
+            raise UrlError(f"{option} must not have a query or fragment: {value!r}")
         path, origin = parts.path or "/", f"{parts.scheme}://{parts.netloc}"
     if not _BASE_PATH.fullmatch(path) or any(s in (".", "..") for s in path.split("/")):
         raise UrlError(
-            f"--base-url: a path is letters, digits, -._~ and %-escapes, with no . or .. "
+            f"{option}: a path is letters, digits, -._~ and %-escapes, with no . or .. "
             f"segment: {value!r}; hint: {BASE_URL_HINT}"
         )
     prefix = "/" + path.strip("/") + "/" if path.strip("/") else "/"

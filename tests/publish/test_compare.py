@@ -24,7 +24,7 @@ from sitegen.publish.baseline import BaseError, preview_baseline, read_manifest
 from sitegen.publish.compare import Baseline, compare, format_markdown, md, md_link
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.manifest import ManifestError, manifest_document, parse_manifest
-from tests.conftest import REGENERATE, REPOSITORY, QuietHandler, http_served
+from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, QuietHandler, http_served
 from tests.pull_request import BASE_CONTENT, NEW_PROTOCOL_TITLE, make_pull_request
 
 GOLDEN_DIFF = REPOSITORY / "tests" / "golden" / "diff" / "fixture-pr.md"
@@ -349,3 +349,28 @@ def test_an_absolute_content_path_reads_the_commit_and_makes_nothing(
             f"sitegen diff: --content-path: {outside} is outside the repository {repository}; "
             "hint: give the content tree's path inside the repository, such as content\n"
         )
+
+
+@pytest.mark.parametrize(
+    ("head_url", "message"),
+    [
+        (
+            "https://x.example/)![p](https://evil.example/p.png",
+            "--head-url: a path is letters, digits, -._~ and %-escapes, with no . or .. segment: "
+            "'https://x.example/)![p](https://evil.example/p.png'; hint: give an http(s) URL "
+            "such as https://example.org/sub/, or a path such as /sub/",
+        ),
+        ("/preview/", "--head-url must be an http(s) URL: '/preview/'"),
+        (
+            "https://x.example:99999/",
+            "--head-url: a port is a number from 1 to 65535: 'https://x.example:99999/'; hint: "
+            "give an http(s) URL such as https://example.org/sub/, or a path such as /sub/",
+        ),
+    ],
+)
+def test_a_head_url_is_held_as_a_base_url_is(
+    head_url: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    content = str(FIXTURES / "site" / "content")
+    assert main(["diff", content, content, "--head-url", head_url]) == 2
+    assert capsys.readouterr() == ("", f"sitegen diff: {message}\n")
