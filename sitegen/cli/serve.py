@@ -21,6 +21,7 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--host",
         "--bind",
+        type=host_address,
         default="127.0.0.1",
         metavar="HOST",
         help="the address to listen on (default: 127.0.0.1; 0.0.0.0 or :: for every one)",
@@ -29,6 +30,14 @@ def add_to(commands: Any) -> None:
         "--port", type=port_number, default=8000, help="default: 8000 (0: any free one)"
     )
     parser.set_defaults(handler=run)
+
+
+def host_address(text: str) -> str:
+    """An address to listen on, not empty: an empty one would listen on every address, which
+    only 0.0.0.0 or :: should say."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an address to listen on, e.g. 127.0.0.1; not empty")
+    return text
 
 
 def port_number(text: str) -> int:

@@ -380,6 +380,12 @@ def start_server(
     """Serve `directory` on `host:port` (0: any free port) from a thread; `stop_server` ends it."""
     try:
         server = SiteServer((host, port), directory, status or BuildStatus())
+    except socket.gaierror as error:  # no such address: not a name or an IP of this machine
+        raise CommandError(
+            f"--host {host!r}: {os_reason(error)}",
+            "give an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 or :: for "
+            "every one",
+        ) from error
     except OSError as error:
         raise CommandError(
             f"{host}:{port}: {os_reason(error)}",

@@ -341,3 +341,25 @@ def test_a_second_sigterm_while_stopping_still_removes_the_site(tmp_path: Path) 
     while workspace.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not workspace.exists()
+
+
+def test_a_host_that_is_no_address_is_a_usage_error_saying_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(CommandError) as refused:
+        start_server(Path("."), 0, "no such host.invalid")
+    assert refused.value.message.startswith("--host 'no such host.invalid': ")
+    assert refused.value.hint == (
+        "give an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 or :: for every one"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "sitegen", "serve", str(SITE_CONTENT), "--host", ""],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines()[-1] == (
+        "sitegen serve: error: argument --host/--bind: an address to listen on, e.g. "
+        "127.0.0.1; not empty"
+    )
