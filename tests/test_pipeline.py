@@ -520,3 +520,16 @@ def test_an_odd_source_date_epoch_is_one_line(
     assert main(arguments) == 2
     assert capsys.readouterr().err == f"sitegen {command}: SOURCE_DATE_EPOCH: {reason}\n"
     assert tree(out) == before
+
+
+@pytest.mark.parametrize("epoch", ["253402300799", "253402214400", "0"])
+def test_the_last_and_first_source_date_epochs_check(
+    epoch: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """9999-12-31T23:59:59Z is a valid epoch: its day after is past `datetime`, which is no
+    content file's fault (a run of 2025 is no later than it)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+    expected = 0 if epoch != "0" else 1  # 1970: every run is in its future
+    assert main(["check", str(SITE_CONTENT)]) == expected
+    out = capsys.readouterr().out
+    assert "OverflowError" not in out and "sitegen failed" not in out

@@ -17,11 +17,13 @@ from sitegen.capture.python_probe import PythonReading, read_python
 from sitegen.capture.record import Record
 from sitegen.capture.tools import CaptureError
 from sitegen.model.names import kebab
+from sitegen.model.text import line_problem
 
 API_VERSION = "kernelindex.dev/v1alpha1"
 FRAMEWORK = "torch"
 LIBRARIES = ("triton",)  # read whenever installed: the compiler of every Triton kernel
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,199}$")  # metadata.name (FORMAT.md §1)
+MAX_TITLE = 200  # metadata.title, a ShortText
 DESCRIPTION = (
     "Captured by `sitegen environment` on the machine that measured: the GPU from nvidia-smi, "
     "the software from the Python that ran the benchmark."
@@ -50,6 +52,8 @@ def describe(
     which must be installed. Raises CaptureError."""
     if name is not None and not NAME.match(name):
         raise CaptureError(f"--name {name!r}: not a resource name (a-z, 0-9, '.', '_', '-')")
+    if title is not None and (problem := line_problem(title)):
+        raise CaptureError(f"--title {problem}: {_cut(title)!r}")
     notes: list[str] = []
     gpu = _chosen_gpu(read_gpus(record.nvidia_smi), gpu_index, notes)
     python = read_python(record.python)
@@ -68,9 +72,18 @@ def describe(
     shown += [f"CUDA {software['cudaToolkit']}"] if "cudaToolkit" in software else []
     if "framework" in software:
         shown.append(f"{software['framework']['name']} {software['framework']['version']}")
+    derived_name = kebab(gpu.name)
+    if name is None and not NAME.match(derived_name):
+        raise CaptureError(
+            f"nvidia-smi: GPU {gpu.index}'s name {_cut(gpu.name)!r} gives no resource name; "
+            "hint: pass one with --name"
+        )
+    derived_title = " · ".join(shown)
+    if len(derived_title) > MAX_TITLE:  # a long product name: the facts are in spec anyway
+        derived_title = derived_title[: MAX_TITLE - 1] + "…"
     metadata = {
-        "name": name or kebab(gpu.name),
-        "title": title or " · ".join(shown),
+        "name": name or derived_name,
+        "title": title or derived_title,
         "description": DESCRIPTION,
     }
     document = {
@@ -79,7 +92,50 @@ def describe(
         "metadata": metadata,
         "spec": {"hardware": hardware, "software": software},
     }
+    _check_printed(document)
     return Capture(document, tuple(notes))
+
+
+# Where each field of the document comes from, for an error naming it.
+_SOURCES = {
+    "metadata": "the title",
+    "hardware": "nvidia-smi",
+    "operatingSystem": "/etc/os-release",
+    "kernel": "uname -r",
+    "driver": "nvidia-smi",
+    "cudaToolkit": "the --python probe",
+    "framework": "the --python probe",
+    "libraries": "the --python probe",
+}
+
+
+def _check_printed(document: dict[str, Any]) -> None:
+    """CaptureError unless every text the document holds is one line of 1 to 200 plain
+    characters, as `check` requires (FORMAT.md §1): a tool's odd output fails here, named,
+    rather than in the pull request that carries it. Every field read was checked as it was
+    read; this is the net for those that are not (the OS release, the kernel)."""
+    spec = document["spec"]
+    fields: list[tuple[str, str, Any]] = [
+        ("metadata", "metadata.title", document["metadata"]["title"])
+    ]
+    fields += [
+        ("hardware", f"spec.hardware.{key}", value) for key, value in spec["hardware"].items()
+    ]
+    fields += [(key, f"spec.software.{key}", value) for key, value in spec["software"].items()]
+    while fields:
+        source, path, value = fields.pop()
+        if isinstance(value, dict):
+            fields += [(source, f"{path}.{key}", item) for key, item in value.items()]
+        elif isinstance(value, list):
+            fields += [(source, f"{path}[{number}]", item) for number, item in enumerate(value)]
+        elif isinstance(value, str) and (problem := line_problem(value)):
+            raise CaptureError(
+                f"{_SOURCES[source]}: {path} {problem}: {_cut(value)!r}; nothing was printed"
+            )
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 100 else text[:99] + "…"
 
 
 def _chosen_gpu(gpus: list[Gpu], index: int, notes: list[str]) -> Gpu:

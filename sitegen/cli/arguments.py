@@ -9,8 +9,14 @@ from sitegen.cli.exit_codes import CommandError
 
 
 def content_directory(path: Path, command: str) -> Path:
-    """`path` when it is a directory; else the usage error every command gives, with the full
-    path (the default `content` is relative to wherever the command was started)."""
+    """`path` when it is a directory (not a link to one); else the usage error every command
+    gives, with the full path (the default `content` is relative to wherever the command was
+    started)."""
+    if path.is_symlink():
+        raise CommandError(
+            f"{full_path(path)}: a symbolic link, and content is never read through one",
+            f"name the folder it leads to: sitegen {command} {os.path.realpath(path)}",
+        )
     if path.is_dir():
         return path
     what = "not a directory" if os.path.lexists(path) else "no such directory"

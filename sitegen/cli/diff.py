@@ -40,6 +40,13 @@ def add_to(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from sitegen.publish.baseline import read_manifest
     from sitegen.publish.compare import changes_document, compare, format_markdown
+    from sitegen.site.urls import UrlError, parse_base_url
+
+    head_url = None
+    if args.head_url is not None:  # the base of links in a comment: held as --base-url is
+        if not args.head_url.startswith(("https://", "http://")):
+            raise UrlError(f"--head-url must be an http(s) URL: {args.head_url!r}")
+        head_url = parse_base_url(args.head_url, "--head-url")[1]
 
     sides = [
         read_manifest(spec, cwd=Path.cwd(), content_path=args.content_path, base_url=args.base_url)
@@ -50,5 +57,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(changes_document(changes), ensure_ascii=False, indent=2))
     else:
-        print(format_markdown(changes, args.head_url), end="")
+        print(format_markdown(changes, head_url), end="")
     return EXIT_OK

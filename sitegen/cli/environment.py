@@ -17,6 +17,7 @@ from sitegen.capture.environment import describe, packages_to_read
 from sitegen.capture.record import read_record, write_record
 from sitegen.capture.tools import CaptureError
 from sitegen.cli.exit_codes import EXIT_OK, EXIT_USAGE
+from sitegen.model.problems import printable
 
 
 def add_to(commands: Any) -> None:
@@ -63,14 +64,15 @@ def run(args: argparse.Namespace) -> int:
         try:
             write_record(record, args.record)
         except OSError as error:
-            print(f"sitegen environment: --record {args.record}: {error}", file=sys.stderr)
+            message = f"sitegen environment: --record {args.record}: {error}"
+            print(printable(message), file=sys.stderr)
             return EXIT_USAGE
     try:
         capture = describe(record, args.library, args.gpu, args.name, args.title)
     except CaptureError as error:
-        print(f"sitegen environment: {error}", file=sys.stderr)
+        print(printable(f"sitegen environment: {error}"), file=sys.stderr)
         return EXIT_USAGE
     for note in capture.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(printable(f"note: {note}"), file=sys.stderr)
     print(json.dumps(capture.document, indent=2, ensure_ascii=False))
     return EXIT_OK

@@ -21,12 +21,33 @@ def add_to(commands: Any) -> None:
     parser.add_argument(
         "--host",
         "--bind",
+        type=host_address,
         default="127.0.0.1",
         metavar="HOST",
         help="the address to listen on (default: 127.0.0.1; 0.0.0.0 or :: for every one)",
     )
-    parser.add_argument("--port", type=int, default=8000, help="default: 8000 (0: any free one)")
+    parser.add_argument(
+        "--port", type=port_number, default=8000, help="default: 8000 (0: any free one)"
+    )
     parser.set_defaults(handler=run)
+
+
+def host_address(text: str) -> str:
+    """An address to listen on, not empty: an empty one would listen on every address, which
+    only 0.0.0.0 or :: should say."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an address to listen on, e.g. 127.0.0.1; not empty")
+    return text
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 0 to 65535: argparse's usage error (exit 2) for anything else."""
+    if not (text.isascii() and text.isdigit() and int(text) <= MAX_PORT):
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to {MAX_PORT}: {text!r}")
+    return int(text)
+
+
+MAX_PORT = 65535
 
 
 def run(args: argparse.Namespace) -> int:

@@ -78,6 +78,9 @@ def _float(text: str) -> float | _Rejected:
     if value in (float("inf"), float("-inf")):
         _ParseFlags.suspicious = True
         return _Rejected(text, "number out of range (overflows a double)")
+    if value == 0 and any(digit in "123456789" for digit in text.lower().partition("e")[0]):
+        _ParseFlags.suspicious = True  # 1e-400: not zero, and no double is nearer than 0
+        return _Rejected(text, "number out of range (underflows a double to 0)")
     return value
 
 

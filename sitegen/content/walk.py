@@ -29,6 +29,9 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
     except OSError as error:
         problems.append(Problem(label, "-", f"cannot read content directory: {error.strerror}"))
         return
+    if stat.S_ISLNK(mode):
+        problems.append(Problem(label, "-", "content path is a symbolic link, never followed"))
+        return
     if not stat.S_ISDIR(mode):
         problems.append(Problem(label, "-", "content path is not a directory"))
         return
@@ -57,6 +60,15 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
             # records it); a symlink to a folder is not a folder here. The read checks again.
             if entry.is_dir(follow_symlinks=False):
                 subdirectories.append((entry.path, f"{relative}/"))
+                if name.endswith((".json", ".jsonl")):  # read as neither: say so
+                    problems.append(
+                        Problem(
+                            f"{shown}/",
+                            "-",
+                            "a folder named as a resource file",
+                            "rename it: a folder is walked into, never read as a resource",
+                        )
+                    )
             elif refusal := refuse_special(
                 shown, entry.is_symlink(), entry.is_file(follow_symlinks=False)
             ):

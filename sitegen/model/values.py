@@ -11,7 +11,6 @@ import functools
 import os
 import re
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -26,6 +25,14 @@ from pydantic import (
     StringConstraints,
 )
 from pydantic.alias_generators import to_camel
+
+from sitegen.model.text import (
+    BIDI_CONTROLS,
+    NONCHARACTERS,
+    NOT_IN_LINE,
+    NOT_IN_TEXT,
+    character_name,
+)
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 TOKEN_PATTERN = r"^[a-z][a-z0-9_]*$"
@@ -67,54 +74,14 @@ def at_most(limit: int, what: str) -> BeforeValidator:
 
 # --- free text ---------------------------------------------------------------------------------
 
-# The format lets free text hold any character; these earn a warning (`text_warnings`), and
-# every page, feed and terminal line shows them escaped: controls (a NUL lands in the HTML, any
-# C0 control makes the Atom feed ill-formed XML, and escapes forge terminal or CI output), the
-# line and paragraph separators, the bidirectional formatting controls (they reorder what a
-# reader sees, so a title can disguise itself) and Unicode's non-characters. Descriptions and
-# notes may hold tabs and line breaks (a description is Markdown).
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
-    chr(plane + 0xFFFE) + chr(plane + 0xFFFF) for plane in range(0, 0x110000, 0x10000)
-)
-_NOT_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_NONCHARACTERS}]")
-_NOT_IN_TEXT = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_BIDI}{_NONCHARACTERS}]")
+# What free text may hold only with a warning, and how a message names it: model/text.py.
 # The keys whose text may run over several lines.
 MULTILINE_KEYS = frozenset({"description", "notes", "expression", "command"})
 
 
-def character_name(character: str) -> str:
-    """What a character is, for a message: `the control character U+0007`."""
-    code = ord(character)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        what = "the control character"
-    elif code == 0x2028:
-        what = "the line separator"
-    elif code == 0x2029:
-        what = "the paragraph separator"
-    elif _NOT_IN_LINE.fullmatch(character) and not re.fullmatch(f"[{_BIDI}]", character):
-        what = "the non-character"
-    else:
-        what = "the bidirectional control"
-    return f"{what} U+{code:04X}"
-
-
-def _refuse(pattern: re.Pattern[str]) -> Callable[[str], str]:
-    def check(value: str) -> str:
-        found = pattern.search(value)
-        if found:
-            raise ValueError(
-                f"holds {character_name(found.group())} at character {found.start() + 1}"
-            )
-        return value
-
-    return check
-
-
-check_line = _refuse(_NOT_IN_LINE)  # one line of plain text, where sitegen itself refuses more
-
-
-_NOT_SHOWN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_NONCHARACTERS}]")
+_NOT_SHOWN = re.compile(
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}{NONCHARACTERS}]"
+)
 
 
 def shown_escaped(text: str) -> str:
@@ -157,13 +124,13 @@ def text_warnings(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
     while stack:
         item, location, multiline = stack.pop()
         if isinstance(item, str):
-            match = (_NOT_IN_TEXT if multiline else _NOT_IN_LINE).search(item)
+            match = (NOT_IN_TEXT if multiline else NOT_IN_LINE).search(item)
             if match:
                 what = character_name(match.group())
                 found.append((location, f"holds {what} at character {match.start() + 1}"))
         elif isinstance(item, dict):
             for key, member in item.items():
-                if match := _NOT_IN_LINE.search(key):
+                if match := NOT_IN_LINE.search(key):
                     what = character_name(match.group())
                     found.append((location, f"a key holds {what} at character {match.start() + 1}"))
                 stack.append((member, (*location, key), key in MULTILINE_KEYS))
@@ -234,7 +201,8 @@ def _latest_instant(epoch: str | None, hour: int) -> datetime:
         reference = None
     if reference is None:
         reference = datetime.fromtimestamp(hour * 3600 + 3600, tz=UTC)
-    return reference + FUTURE_TOLERANCE
+    latest = datetime.max.replace(tzinfo=UTC)  # a SOURCE_DATE_EPOCH in 9999's last day: no later
+    return reference + FUTURE_TOLERANCE if reference < latest - FUTURE_TOLERANCE else latest
 
 
 @functools.lru_cache(maxsize=4)
@@ -279,7 +247,7 @@ def _check_https(value: str) -> str:
     """An https URL with a host, as `new URL(value)` parses one; sitegen refuses in addition
     any whitespace or control character (the parser would drop or encode it, so the link would
     lead elsewhere than it reads) and a URL without `//` (a page would read it as relative)."""
-    if _NOT_IN_LINE.search(value) or any(c.isspace() for c in value):
+    if NOT_IN_LINE.search(value) or any(c.isspace() for c in value):
         raise ValueError(f"not an https URL: {value!r} holds a space or a control character")
     parts = urlsplit(value)
     try:

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 from sitegen.content.strict_json import Limits, parse_json
 from sitegen.model.problems import format_report
+from sitegen.model.web import check_web_url
 from sitegen.pipeline import manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
@@ -193,8 +194,9 @@ def manifest_at_commit(
     root: Path, commit: str, content_path: str, base_url: str | None
 ) -> Manifest:
     """The manifest of the content tree at `commit`, read with `git archive` (no checkout)."""
+    content_path = _path_in_repository(root, content_path)
     with tempfile.TemporaryDirectory(prefix="sitegen-base-") as workspace:
-        target = Path(workspace) / content_path
+        target = Path(workspace, content_path)
         listed = _git(root, "ls-tree", "-d", "--name-only", commit, "--", content_path)
         if listed.returncode != 0:
             raise BaseError(f"git ls-tree {commit[:7]}: {_stderr(listed)}")
@@ -206,6 +208,27 @@ def manifest_at_commit(
                 raise BaseError(f"git archive {commit[:7]}: {_stderr(archived)}")
             _extract(archived.stdout, Path(workspace))
         return _content_manifest(target, base_url, f"{content_path} at {commit[:7]}")
+
+
+def _path_in_repository(root: Path, content_path: str) -> str:
+    """`--content-path` as a path inside the repository: relative to its top (as given, or made
+    so from an absolute path); BaseError for one outside it. Never the working tree's."""
+    given = Path(content_path)
+    if given.is_absolute():
+        try:
+            given = Path(os.path.realpath(given)).relative_to(os.path.realpath(root))
+        except ValueError:
+            raise BaseError(
+                f"--content-path: {content_path} is outside the repository {root}; hint: give "
+                "the content tree's path inside the repository, such as content"
+            ) from None
+    relative = os.path.normpath(given.as_posix())
+    if relative == ".." or relative.startswith("../") or "\0" in relative:
+        raise BaseError(
+            f"--content-path: {content_path} is outside the repository {root}; hint: give "
+            "the content tree's path inside the repository, such as content"
+        )
+    return relative
 
 
 def _extract(data: bytes, destination: Path) -> None:
@@ -273,11 +296,13 @@ _HTTPS = "https"
 
 
 def _fetch_rule(url: str) -> str:
-    """Why `url` may be fetched: it is https, or it is on this machine; BaseError if neither."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise BaseError(f"{url}: not an http(s) URL")
-    if _loopback(parts.hostname):
+    """Why `url` may be fetched: it is https, or it is on this machine; BaseError if neither
+    (or if it is not a URL check_web_url accepts)."""
+    try:
+        parts = check_web_url(url)
+    except ValueError as error:
+        raise BaseError(f"{error}; hint: give the https URL of a published manifest.json") from None
+    if _loopback(parts.hostname or ""):
         return _LOOPBACK
     if parts.scheme != "https":
         raise BaseError(f"{url}: only https, or http to this machine")
@@ -302,8 +327,11 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         headers: HTTPMessage,
         newurl: str,
     ) -> urllib.request.Request | None:
-        parts = urlsplit(newurl)
-        allowed = parts.scheme in ("http", "https") and bool(parts.hostname)
+        try:
+            parts = check_web_url(newurl)
+            allowed = True
+        except ValueError:
+            parts, allowed = urlsplit(""), False
         if allowed and self.rule == _LOOPBACK:
             allowed = _loopback(parts.hostname)
         elif allowed:

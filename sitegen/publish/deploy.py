@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
-from urllib.parse import urlsplit
+
+from sitegen.model.web import check_web_url
 
 PRODUCTION = "production"
 DEPLOY_PREVIEW = "deploy-preview"
@@ -114,8 +115,11 @@ def deployment_from(
         raise DeployError(f"{where}: not a deploy context: {chosen_context!r}")
     url, _ = pick(base_url, "URL")
     deployed, where = pick(deploy_url, "DEPLOY_PRIME_URL", "DEPLOY_URL")
-    if deployed is not None and urlsplit(deployed).scheme not in ("http", "https"):
-        raise DeployError(f"{where}: the deploy URL must be http(s): {deployed!r}")
+    if deployed is not None:
+        try:
+            check_web_url(deployed)
+        except ValueError as error:
+            raise DeployError(f"{where}: the deploy URL must be http(s): {error}") from None
     review, where = pick(review_id, "REVIEW_ID")
     if review is not None and not _REVIEW_ID.fullmatch(review):
         raise DeployError(f"{where}: a pull request number is a positive integer: {review!r}")

@@ -47,11 +47,18 @@ from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
 from sitegen.render.render import Output
 from sitegen.site.records import LazyPage, Page
 from sitegen.site.urls import SiteUrls, json_twin, output_path
-from sitegen.user_cache import private_folder, state_key, user_cache_dir
+from sitegen.user_cache import (
+    private_cache_folder,
+    read_private,
+    state_key,
+    user_cache_dir,
+    write_private,
+)
 
 STATE_FOLDER = "builds"  # in the user's cache folder
 STATE_HEADER = b"sitegen incremental state\n"  # then the HMAC's hex and a newline, then JSON
 FORMAT = 4
+STATE_LIMIT = 1 << 32  # bytes: far beyond any real state, short of filling memory
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None, sha256 of bytes)
@@ -96,11 +103,11 @@ def read_state(out_dir: Path, content_dir: Path) -> State | None:
     written by other code, for another output or content folder."""
     path = state_path(out_dir)
     key = state_key()
-    if path is None or key is None:
+    folder = private_cache_folder(STATE_FOLDER, make=False)
+    if path is None or key is None or folder is None:
         return None
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = read_private(folder / path.name, STATE_LIMIT)
+    if data is None:
         return None
     header, _, rest = data.partition(b"\n")
     signature, _, body = rest.partition(b"\n")
@@ -114,9 +121,10 @@ def read_state(out_dir: Path, content_dir: Path) -> State | None:
 
 def forget_state(out_dir: Path) -> None:
     path = state_path(out_dir)
-    if path is not None:
+    folder = private_cache_folder(STATE_FOLDER, make=False)
+    if path is not None and folder is not None:
         with contextlib.suppress(OSError):
-            path.unlink()
+            (folder / path.name).unlink()
 
 
 def write_state(out_dir: Path, content_dir: Path, state: State) -> str | None:
@@ -124,20 +132,13 @@ def write_state(out_dir: Path, content_dir: Path, state: State) -> str | None:
     is written either way: the next build is a full one)."""
     path = state_path(out_dir)
     key = state_key()
-    folder = private_folder(path.parent) if path is not None else None
+    folder = private_cache_folder(STATE_FOLDER)
     if path is None or key is None or folder is None:
         return "no private cache folder to keep the incremental state in: the next build is full"
     body = orjson.dumps(state_to_json(state, _folders(out_dir, content_dir)))
-    temporary = folder / f".{path.name}.{os.getpid()}"
     try:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        descriptor = os.open(temporary, flags, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(STATE_HEADER + _sign(key, body) + b"\n" + body)
-        os.replace(temporary, path)
+        write_private(folder / path.name, STATE_HEADER + _sign(key, body) + b"\n" + body)
     except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         return f"the incremental state could not be kept ({error.strerror}): the next build is full"
     return None
 

@@ -26,7 +26,8 @@ from sitegen.content.loaded import LoadedResource
 from sitegen.content.run_summary import Shape
 from sitegen.model.digest import DIGEST_PATTERN, canonical_json
 from sitegen.model.resources import KINDS
-from sitegen.model.values import check_line, check_measured
+from sitegen.model.text import check_line
+from sitegen.model.values import check_measured
 from sitegen.publish.deploy import Deployment
 from sitegen.site.format import environment_label, title_of
 from sitegen.site.urls import SiteUrls

@@ -16,7 +16,9 @@ output are refused, never followed. An OSError while writing is a WriteError nam
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -164,9 +166,9 @@ def staged(
     try:
         yield staging
         os.chmod(staging.root, 0o755)  # mkdtemp makes it 0700; a published site is world-readable
-        _swap(staging.root, target)
+        _swap(staging.root, target, owner.marker)
     except BaseException:
-        shutil.rmtree(staging.root, ignore_errors=True)
+        remove_tree(staging.root, owner.marker)
         raise
 
 
@@ -299,7 +301,7 @@ def patched(out_dir: Path, content_dir: Path | None = None) -> Iterator[Patch]:
         yield patch
         patch.apply()
     finally:
-        shutil.rmtree(patch.staging.root, ignore_errors=True)
+        remove_tree(patch.staging.root, MARKER)
 
 
 @contextmanager
@@ -326,7 +328,7 @@ def staged_folder(out_dir: Path, name: str) -> Iterator[Path]:
         except OSError as error:
             raise WriteError.of(error, old) from None
     finally:
-        shutil.rmtree(staging.root, ignore_errors=True)
+        remove_tree(staging.root, MARKER)
 
 
 def write_site(
@@ -372,7 +374,7 @@ def _check_relative(path: str) -> None:
         raise OutputError(f"refusing to write outside the output directory: {path!r}")
 
 
-def _swap(staging: Path, target: Path) -> None:
+def _swap(staging: Path, target: Path, marker: str) -> None:
     """The staging tree renamed into place, the old output aside and then removed. An interrupt
     waits for the renames; one during the removal is InterruptedAfterSwap."""
     swapped = False
@@ -390,7 +392,7 @@ def _swap(staging: Path, target: Path) -> None:
                 raise
             swapped = True
         if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+            remove_tree(old, marker)
     except KeyboardInterrupt:
         if swapped:
             raise InterruptedAfterSwap from None
@@ -400,18 +402,54 @@ def _swap(staging: Path, target: Path) -> None:
 
 
 def _remove_leftovers(target: Path, owner: Owner) -> None:
-    """Staging and old trees of killed commands beside the output: only ours (marked or
-    empty). The caller holds the lock, so none of them belongs to a command still running."""
+    """Staging and old trees of killed commands beside the output: only ours (marked, empty,
+    or a staging tree as mkdtemp made it), never through a link. The caller holds the lock, so
+    none of them belongs to a command still running."""
     try:
         siblings = list(target.parent.iterdir())
     except OSError as error:
         raise WriteError.of(error, target.parent) from None
+    staging_prefix = f".{target.name}{STAGING_INFIX}"
     for sibling in siblings:
         name = sibling.name
-        ours = name.startswith(f".{target.name}{STAGING_INFIX}") or name.startswith(
-            f".{target.name}{OLD_INFIX}"
-        )
-        if not ours or sibling.is_symlink() or not sibling.is_dir():
+        if not name.startswith((staging_prefix, f".{target.name}{OLD_INFIX}")):
             continue
-        if owner.marks(sibling) or not any(sibling.iterdir()):
-            shutil.rmtree(sibling, ignore_errors=True)
+        try:
+            found = os.lstat(sibling)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(found.st_mode):
+            continue
+        unmarked_staging = name.startswith(staging_prefix) and _as_mkdtemp_made(
+            name.removeprefix(staging_prefix), found
+        )
+        if owner.marks(sibling) or unmarked_staging or not any(sibling.iterdir()):
+            remove_tree(sibling, owner.marker)
+
+
+def _as_mkdtemp_made(suffix: str, found: os.stat_result) -> bool:
+    """A folder as mkdtemp made it: its random suffix, this user's, 0700. A staging tree whose
+    marker went first when its removal was cut short (by an older sitegen: `remove_tree` takes
+    it last) is still recognisably ours."""
+    mine = not hasattr(os, "getuid") or found.st_uid == os.getuid()
+    return bool(_MKDTEMP_SUFFIX.fullmatch(suffix)) and mine and found.st_mode & 0o777 == 0o700
+
+
+_MKDTEMP_SUFFIX = re.compile(r"[a-z0-9_]{8}")  # tempfile's names: 8 of these characters
+
+
+def remove_tree(root: Path, marker: str) -> None:
+    """`root` and all it holds, its `marker` last, never following a link (rmtree's own rule):
+    a removal cut short leaves a tree still marked as ours, which the next command removes."""
+    try:
+        with os.scandir(root) as found:
+            entries = sorted(found, key=lambda entry: entry.name == marker)
+    except OSError:
+        entries = []
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+    shutil.rmtree(root, ignore_errors=True)

@@ -7,9 +7,11 @@ workers read the content (pipeline.py), and the commands that render nothing nev
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import os
+import io
+import pickle
 import sys
 from collections.abc import Callable
 from importlib.metadata import version
@@ -18,8 +20,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from jinja2 import (
+    BytecodeCache,
     Environment,
-    FileSystemBytecodeCache,
     FileSystemLoader,
     StrictUndefined,
     TemplateSyntaxError,
@@ -33,10 +35,12 @@ from sitegen.render import lean_jinja
 from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.render.compact_json import compact_json
 from sitegen.render.errors import RenderError
-from sitegen.user_cache import user_cache_dir
+from sitegen.user_cache import private_cache_folder, read_private, user_cache_dir, write_private
 
 # Macros of _macros.html every template may call as globals (importing them cost each render).
 MACROS = ("link", "table", "run_table", "identity", "pager", "chart_figure", "frontier_figure")
+TEMPLATE_FOLDER = "templates"  # in the user's cache folder
+COMPILED_LIMIT = 1 << 24  # bytes: a compiled template is tens of kilobytes
 FACTS_CACHE = 4096  # distinct fact lists kept rendered: a protocol's block on each of its runs
 
 # Characters that could end a <script> block or a JS string early, as JSON escapes (replaced
@@ -86,46 +90,62 @@ def markdown_renderer() -> Callable[[str], Markup]:
     return render
 
 
-class TemplateBytecode(FileSystemBytecodeCache):
+class TemplateBytecode(BytecodeCache):
     """Compiled templates kept between builds, as Python keeps `.pyc` files: compiling them all
     is a noticeable part of a small build's CPU, loading them back almost none.
 
     Kept in the user's cache folder (`$XDG_CACHE_HOME/sitegen/templates`, else
     `~/.cache/sitegen/templates`), never in the checkout, where a pull request could commit
-    compiled code that no reviewer reads. A template's code is reused only while the template,
-    the code generator, this module (the environment's options), the libraries' versions and
-    Python's are all unchanged: Python's is in jinja's header, the rest in its checksum.
-    A folder that cannot be read or written only means compiling; `PYTHONDONTWRITEBYTECODE`
-    (Python's own switch) stops writing.
+    compiled code that no reviewer reads. Loading one is running code (jinja unpickles its
+    header), so it is read and written only as user_cache.py allows: a private folder, private
+    files. A template's code is reused only while the template, the code generator, this module
+    (the environment's options), the libraries' versions and Python's are all unchanged:
+    Python's is in jinja's header, the rest in its checksum. A folder that is not private or
+    cannot be read or written only means compiling; `PYTHONDONTWRITEBYTECODE` (Python's own
+    switch) stops writing.
     """
 
-    def __init__(self, directory: Path, environment_class: type[Environment]) -> None:
-        super().__init__(str(directory))
+    def __init__(self, environment_class: type[Environment]) -> None:
         self._code = _CODE_VERSION + environment_class.__name__.encode()
+        self._folder = private_cache_folder(TEMPLATE_FOLDER, make=False)
+        self._folder_made = False
 
     def get_source_checksum(self, source: str) -> str:
         return hashlib.sha256(self._code + source.encode()).hexdigest()
 
     def load_bytecode(self, bucket: Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except OSError:
-            bucket.reset()
+        if self._folder is None:
+            return
+        code = read_private(self._folder / _file_name(bucket), COMPILED_LIMIT)
+        if code is not None:
+            try:
+                bucket.load_bytecode(io.BytesIO(code))
+            except (EOFError, ValueError, TypeError, pickle.UnpicklingError):  # damaged: compile
+                bucket.reset()
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         if sys.dont_write_bytecode:
             return
-        try:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass  # compiled again next time
+        if not self._folder_made:
+            self._folder = private_cache_folder(TEMPLATE_FOLDER)
+            self._folder_made = True
+        if self._folder is None:
+            return
+        code = io.BytesIO()
+        bucket.write_bytecode(code)
+        with contextlib.suppress(OSError):  # compiled again next time
+            write_private(self._folder / _file_name(bucket), code.getvalue())
+
+
+def _file_name(bucket: Bucket) -> str:
+    return f"__jinja2_{bucket.key}.cache"  # jinja's own name for it (key: a sha1's hex)
 
 
 def template_cache_dir() -> Path | None:
-    """Where compiled templates are kept; None where there is no cache folder to use."""
+    """Where compiled templates are kept (not checked: TemplateBytecode reaches it through
+    `private_cache_folder`); None where there is no cache folder to use."""
     folder = user_cache_dir()
-    return None if folder is None else folder / "templates"
+    return None if folder is None else folder / TEMPLATE_FOLDER
 
 
 # What the compiled code depends on besides the template: the code generator and the libraries.
@@ -149,7 +169,6 @@ def make_environment(templates: Path = TEMPLATES_DIR, lean: bool = True) -> Envi
 
 def _compiled(templates: Path, lean: bool) -> Environment:
     environment_class = lean_jinja.environment_class(lean)
-    cache = template_cache_dir()
     environment = environment_class(
         loader=FileSystemLoader(str(templates)),
         autoescape=True,
@@ -158,7 +177,7 @@ def _compiled(templates: Path, lean: bool) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         auto_reload=False,
-        bytecode_cache=TemplateBytecode(cache, environment_class) if cache else None,
+        bytecode_cache=TemplateBytecode(environment_class),
     )
     environment.filters["markdown"] = markdown_renderer()
     environment.filters["script_json"] = script_json

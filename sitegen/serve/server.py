@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
+from sitegen import process
 from sitegen.cli.exit_codes import CommandError
 from sitegen.cli.guard import os_reason
 from sitegen.model.problems import format_report, printable
@@ -240,11 +241,14 @@ class SiteHandler(BaseHTTPRequestHandler):
         if any(p.startswith(".") or "\\" in p or "\0" in p for p in parts):
             return None, False
         found = self._site.root.joinpath(*parts)
-        if found.is_dir():
-            if not path.endswith("/"):
-                return None, True
-            found = found / "index.html"
-        return (found if found.is_file() else None), False
+        try:
+            if found.is_dir():
+                if not path.endswith("/"):
+                    return None, True
+                found = found / "index.html"
+            return (found if found.is_file() else None), False
+        except OSError:  # a name too long for the file system, say: no such page
+            return None, False
 
     def _send(
         self,
@@ -376,6 +380,12 @@ def start_server(
     """Serve `directory` on `host:port` (0: any free port) from a thread; `stop_server` ends it."""
     try:
         server = SiteServer((host, port), directory, status or BuildStatus())
+    except socket.gaierror as error:  # no such address: not a name or an IP of this machine
+        raise CommandError(
+            f"--host {host!r}: {os_reason(error)}",
+            "give an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 or :: for "
+            "every one",
+        ) from error
     except OSError as error:
         raise CommandError(
             f"{host}:{port}: {os_reason(error)}",
@@ -401,10 +411,11 @@ def serve(
     the temporary site removed by a process of its own."""
     from watchfiles import watch  # imported here: only `serve` needs it
 
-    workspace = Path(tempfile.mkdtemp(prefix="sitegen-serve-"))
-    out_dir = workspace / "site"
+    workspace = None
     server = None
     try:
+        workspace = Path(tempfile.mkdtemp(prefix="sitegen-serve-"))
+        out_dir = workspace / "site"
         status = BuildStatus()
         # Bound before the first build: a port in use fails at once, not after a build.
         server = start_server(out_dir, port, host, status)
@@ -415,9 +426,13 @@ def serve(
     except KeyboardInterrupt:  # at any point, the first build included
         pass
     finally:
-        if server is not None:
-            stop_server(server)
-        remove_in_background(workspace)
+        # A second signal (a process manager signals the whole group) waits: the temporary
+        # site is removed whatever arrives while it is.
+        with process.interrupts_deferred():
+            if workspace is not None:
+                remove_in_background(workspace)
+            if server is not None:
+                stop_server(server)
     return 0
 
 

@@ -8,10 +8,10 @@ of its digest appended, and runs are addressed by digest alone.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from sitegen.analysis.kernels import Kernel
 from sitegen.content.catalog import Catalog
@@ -19,6 +19,7 @@ from sitegen.content.loaded import LoadedResource
 from sitegen.model.digest import short
 from sitegen.model.names import short_hash
 from sitegen.model.problems import Problem
+from sitegen.model.web import check_web_url
 
 DEFAULT_BASE_URL = "https://kernelindex.dev/"
 RUN_ID_HEX = 16  # 64 bits: collisions are checked, not assumed away
@@ -50,20 +51,39 @@ class PathClash(UrlError):
     """Two resources that would share one page: the content's problem, not the command's."""
 
 
-def parse_base_url(value: str | None) -> tuple[str, str]:
-    """(path prefix, absolute base) from `--base-url`: `https://host/sub/` or `/sub/` or None."""
+# A base URL's path: segments of unreserved characters and %-escapes, as a manifest's `site`.
+_BASE_PATH = re.compile(
+    r"/(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2})*(?:/(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2})*)*"
+)
+
+
+def parse_base_url(value: str | None, option: str = "--base-url") -> tuple[str, str]:
+    """(path prefix, absolute base) from `--base-url` (or the `option` named):
+    `https://host/sub/` or `/sub/` or None. UrlError, one line, for anything else: the base is
+    published in every page, the sitemap, robots.txt and the manifest, so it is held to
+    check_web_url's rules."""
     if value is None:
         return "/", DEFAULT_BASE_URL
-    parts = urlsplit(value)
-    if parts.scheme in ("http", "https") and parts.hostname:
-        if parts.query or parts.fragment:
-            raise UrlError(f"--base-url must not have a query or fragment: {value!r}")
-        path = "/" + parts.path.strip("/") + "/" if parts.path.strip("/") else "/"
-        return path, f"{parts.scheme}://{parts.netloc}{path}"
-    if value.startswith("/") and not value.startswith("//") and not parts.scheme:
-        path = "/" + value.strip("/") + "/" if value.strip("/") else "/"
-        return path, DEFAULT_BASE_URL.rstrip("/") + path
-    raise UrlError(f"--base-url must be an http(s) URL or a path starting with '/': {value!r}")
+    if value.startswith("/") and not value.startswith("//"):
+        path, origin = value, DEFAULT_BASE_URL.rstrip("/")
+    else:
+        try:
+            parts = check_web_url(value)
+        except ValueError as error:
+            raise UrlError(f"{option}: {error}; hint: {BASE_URL_HINT}") from None
+        if parts.query or parts.fragment or value.endswith(("?", "#")):
+            raise UrlError(f"{option} must not have a query or fragment: {value!r}")
+        path, origin = parts.path or "/", f"{parts.scheme}://{parts.netloc}"
+    if not _BASE_PATH.fullmatch(path) or any(s in (".", "..") for s in path.split("/")):
+        raise UrlError(
+            f"{option}: a path is letters, digits, -._~ and %-escapes, with no . or .. "
+            f"segment: {value!r}; hint: {BASE_URL_HINT}"
+        )
+    prefix = "/" + path.strip("/") + "/" if path.strip("/") else "/"
+    return prefix, origin + prefix
+
+
+BASE_URL_HINT = "give an http(s) URL such as https://example.org/sub/, or a path such as /sub/"
 
 
 PAGE_FILES = ("index.html", "index.json")  # what every page's folder holds
@@ -116,6 +136,18 @@ def site_urls(paths: dict[str, str], base_url: str | None) -> SiteUrls:
     return SiteUrls(prefix, base, paths)
 
 
+# Names Windows gives to devices, with or without an extension (`con`, `nul.json`): a folder so
+# named cannot be checked out there. Case does not matter to Windows; names are lower case.
+_WINDOWS_DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?")
+
+
+def portable_name(name: str) -> bool:
+    """Whether a folder named `name` can be made on every system a site is checked out on:
+    not a Windows device name, not ending in a dot (which Windows drops). A page whose name is
+    not gets its short tag appended, as two pages of one name do (`gpus/con-1a2b3c4d/`)."""
+    return not _WINDOWS_DEVICE.fullmatch(name) and not name.endswith(".")
+
+
 def plan_paths(catalog: Catalog, kernels: Iterable[Kernel]) -> tuple[dict[str, str], list[Problem]]:
     """A site path for every resource and kernel (digest or kernel key → path), and a problem
     for each resource whose page would clash with another page or file: `sitegen check`
@@ -145,7 +177,7 @@ def plan_paths(catalog: Catalog, kernels: Iterable[Kernel]) -> tuple[dict[str, s
         for name, _, _ in items:
             counts[name] += 1
         for name, key, tag in items:
-            unique = name if counts[name] == 1 else f"{name}-{tag}"
+            unique = name if counts[name] == 1 and portable_name(name) else f"{name}-{tag}"
             paths[key] = f"{section}/{unique}/"
     for entry in catalog.of_kind("BenchmarkRun"):
         paths[entry.digest] = run_path(entry.digest)

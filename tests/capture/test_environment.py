@@ -297,3 +297,157 @@ def test_the_command_line_loads_the_standard_library_only_for_environment() -> N
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPOSITORY
     )
     assert result.stdout.strip() == ""
+
+
+# --- hostile tool output: what is printed always checks, or the command fails in one line ---------
+
+
+def _with_gpu_line(line: str) -> Record:
+    h200 = recorded(H200 / "record.json")
+    smi = dataclasses.replace(h200.nvidia_smi, stdout=line + "\n")
+    return dataclasses.replace(h200, nvidia_smi=smi)
+
+
+def _with_probe(stdout: str) -> Record:
+    h200 = recorded(H200 / "record.json")
+    return dataclasses.replace(h200, python=dataclasses.replace(h200.python, stdout=stdout))
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "0, NVIDIA\0H200, 143771, 570.86.15, 9.0",
+            "nvidia-smi: GPU 0's name holds the control character U+0000 at character 7: "
+            "'NVIDIA\\x00H200'",
+        ),
+        (
+            "0, NVIDIA \x1b[2JH200, 143771, 570.86.15, 9.0",
+            "nvidia-smi: GPU 0's name holds the control character U+001B at character 8: "
+            "'NVIDIA \\x1b[2JH200'",
+        ),
+        (
+            "0, NVIDIA \u202eH200, 143771, 570.86.15, 9.0",
+            "nvidia-smi: GPU 0's name holds the bidirectional control U+202E at character 8: "
+            "'NVIDIA \\u202eH200'",
+        ),
+        (
+            f"0, {'H' * 201}, 143771, 570.86.15, 9.0",
+            f"nvidia-smi: GPU 0's name is 201 characters, over the limit of 200: '{'H' * 99}…'",
+        ),
+        (
+            "0, NVIDIA H200, 100000000000000000000, 570.86.15, 9.0",
+            "nvidia-smi: GPU 0's memory.total of 100000000000000000000 MiB is out of range "
+            "(1 to 8,589,934,591 MiB: 2^53 bytes)",
+        ),
+        (
+            "0, NVIDIA H200, 0, 570.86.15, 9.0",
+            "nvidia-smi: GPU 0's memory.total of 0 MiB is out of range "
+            "(1 to 8,589,934,591 MiB: 2^53 bytes)",
+        ),
+        (
+            "², NVIDIA H200, 143771, 570.86.15, 9.0",
+            "nvidia-smi: unexpected line '², NVIDIA H200, 143771, 570.86.15, 9.0'",
+        ),
+        (
+            "0, NVIDIA H200, ²³, 570.86.15, 9.0",
+            "nvidia-smi: GPU 0's memory.total is not a number of MiB: '²³'",
+        ),
+        (
+            f"0, NVIDIA H200, 143771, {'5' * 131_073}, 9.0",
+            "nvidia-smi: output that is not CSV: field larger than field limit (131072)",
+        ),
+        (
+            "0, ---, 143771, 570.86.15, 9.0",
+            "nvidia-smi: GPU 0's name '---' gives no resource name; hint: pass one with --name",
+        ),
+    ],
+)
+def test_a_gpu_nvidia_smi_describes_oddly_is_a_one_line_error(line: str, message: str) -> None:
+    with pytest.raises(CaptureError) as raised:
+        describe(_with_gpu_line(line), LIBRARIES)
+    assert str(raised.value) == message
+
+
+def _probe(python: str = "3.12.3", cuda: str | None = "12.8", version: str = "0.6.0") -> str:
+    packages = {"torch": "2.7.0", "triton": "3.3.0", "liger-kernel": version, "transformers": "4"}
+    return json.dumps({"python": python, "packages": packages, "torchCuda": cuda}) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("stdout", "message"),
+    [
+        (
+            _probe(python="3.12\x1b]0;owned\x07"),
+            "the probe reports Python's version that holds the control character U+001B at "
+            "character 5: '3.12\\x1b]0;owned\\x07'",
+        ),
+        (
+            _probe(cuda=""),
+            "the probe reports torch's CUDA that is empty: ''",
+        ),
+        (
+            _probe(version="1" * 300),
+            f"the probe reports liger-kernel's version that is 300 characters, over the limit "
+            f"of 200: '{'1' * 99}…'",
+        ),
+        ("[" * 100_000 + "]" * 100_000 + "\n", "unexpected probe output: " + "[" * 300),
+    ],
+)
+def test_versions_the_probe_reports_oddly_are_a_one_line_error(stdout: str, message: str) -> None:
+    record = _with_probe(stdout)
+    with pytest.raises(CaptureError) as raised:
+        describe(record, LIBRARIES)
+    assert str(raised.value) == f"--python {record.python.command[0]}: {message}"
+
+
+def test_what_is_printed_always_checks(tmp_path: Path) -> None:
+    """The net: a field no reading checks (the operating system's name) fails the command
+    rather than print a resource `check` refuses; one that passes is a valid resource."""
+    h200 = recorded(H200 / "record.json")
+    long_name = "0, " + "NVIDIA H200 " * 16 + ", 143771, 580.159.04, 9.0"  # a 191-character name
+    problems: list[Any] = []
+    document = describe(_with_gpu_line(long_name), LIBRARIES).document
+    assert len(document["metadata"]["title"]) == 200, "a title made of facts is cut to fit"
+    assert validate_resource(document, "environment.json", "", problems) and not problems
+    odd = dataclasses.replace(h200, os_release="PRETTY_NAME='Ubuntu \u202e 24.04'\n")
+    with pytest.raises(CaptureError) as raised:
+        describe(odd, LIBRARIES)
+    assert str(raised.value) == (
+        "/etc/os-release: spec.software.operatingSystem holds the bidirectional control U+202E "
+        "at character 8: 'Ubuntu \\u202e 24.04'; nothing was printed"
+    )
+    with pytest.raises(CaptureError) as raised:
+        describe(h200, LIBRARIES, title="A\tB")
+    assert str(raised.value) == "--title holds the control character U+0009 at character 2: 'A\\tB'"
+
+
+def test_escapes_nvidia_smi_prints_never_reach_the_terminal_raw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = ToolOutput(("nvidia-smi",), 9, "", "\x1b]0;owned\x07\x1b[2J failed\n")
+    stand_in(tmp_path / "bin", "nvidia-smi", failing)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    status, out, err = run_cli(["environment"])
+    assert (status, out) == (2, "")
+    assert (
+        err
+        == "sitegen environment: nvidia-smi failed (exit 9): \\x1b]0;owned\\x07\\x1b[2J failed\n"
+    )
+
+
+@pytest.mark.parametrize("python", ["folder", "README.md"])
+def test_a_python_that_cannot_be_run_gets_a_hint_about_python(
+    python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h200 = recorded(H200 / "record.json")
+    stand_in(tmp_path / "bin", "nvidia-smi", h200.nvidia_smi)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "README.md").write_text("# not a program\n")
+    status, out, err = run_cli(["environment", "--python", str(tmp_path / python)])
+    assert (status, out) == (2, "")
+    assert err == (
+        f"sitegen environment: --python {tmp_path / python}: cannot run it: permission denied; "
+        "hint: pass the Python that ran the benchmark, e.g. --python .venv/bin/python\n"
+    )

@@ -275,3 +275,16 @@ def test_check_prints_hostile_names_and_keys_as_one_line_each(
         "2 errors, 0 warnings: 0 resources in 2 files",
     ]
     assert "content/b.json: metadata.\\x1b[2J\\n::error::: unknown field;" in out
+
+
+@pytest.mark.parametrize("command", ["check", "build", "serve"])
+def test_a_content_folder_given_as_a_link_is_a_usage_error_naming_it(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "content"
+    link.symlink_to(FIXTURES / "site" / "content")
+    assert main([command, str(link)]) == 2
+    assert capsys.readouterr().err == (
+        f"sitegen {command}: {link}: a symbolic link, and content is never read through one; "
+        f"hint: name the folder it leads to: sitegen {command} {FIXTURES / 'site' / 'content'}\n"
+    )

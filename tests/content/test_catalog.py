@@ -111,7 +111,8 @@ def test_dangling_hints_hash_each_candidate_once(
     problems = resolve(entries)[1]
     workload_hints = {p.hint for p in problems if p.where == "run.spec.workloadDigest"}
     assert workload_hints == {
-        "20 WorkloadCase or WorkloadSuite resources are used by nothing (e.g. content/workloads/00.json): "
+        "20 WorkloadCase or WorkloadSuite resources are used by nothing "
+        "(e.g. content/workloads/00.json): "
         "was one edited after the run was recorded?"
     }
     assert len(hashed) == 2 * 20  # each WorkloadCase whole and its spec alone

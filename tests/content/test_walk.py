@@ -91,3 +91,12 @@ def test_symlinked_content_root_is_followed_but_not_links_inside(
 def test_missing_content_directory_is_one_problem(tmp_path: Path) -> None:
     result = load_content(tmp_path / "nowhere")
     assert result.problems[0].message.startswith("cannot read content directory")
+
+
+def test_a_content_root_that_is_a_link_is_one_problem_saying_so(
+    tmp_path: Path, example_bundle: dict[str, Any]
+) -> None:
+    content = write_example(tmp_path, example_bundle)
+    (tmp_path / "linked").symlink_to(content)
+    result = load_content(tmp_path / "linked")
+    assert lines(result.problems) == ["content: -: content path is a symbolic link, never followed"]

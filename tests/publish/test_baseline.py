@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sitegen.cli import main
 from sitegen.pipeline import manifest_of_content
 from sitegen.publish.baseline import BaseError, parse_manifest_bytes
 from sitegen.publish.compare import changes_document, compare, format_markdown
@@ -65,3 +66,33 @@ def test_a_real_manifest_reads_back() -> None:
     assert _read(json.dumps(DOCUMENT).encode()) == HEAD
     with pytest.raises(BaseError, match=r"^base\.json: not a JSON manifest: 1:1: Expecting value$"):
         parse_manifest_bytes(b"", "base.json")
+
+
+URL_HINT = "hint: give the https URL of a published manifest.json"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "http://127.0.0.1:abc/m.json",
+            "a port is a number from 1 to 65535: 'http://127.0.0.1:abc/m.json'",
+        ),
+        (
+            "https://x.example/a b.json",
+            "not a URL: 'https://x.example/a b.json' holds a space, a control or non-ASCII "
+            'character or one of <>"\\^`{|}',
+        ),
+        (
+            "https://x.example/a\r\nHost: y",
+            "not a URL: 'https://x.example/a\\r\\nHost: y' holds a space, a control or "
+            'non-ASCII character or one of <>"\\^`{|}',
+        ),
+        ("http://[::1/m.json", "not a host name or IP address: '::1' in 'http://[::1/m.json'"),
+    ],
+)
+def test_a_url_that_is_not_one_is_a_one_line_usage_error(
+    url: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["diff", url, str(FIXTURES / "site" / "content")]) == 2
+    assert capsys.readouterr().err == f"sitegen diff: {message}; {URL_HINT}\n"

@@ -24,7 +24,7 @@ from sitegen.publish.baseline import BaseError, preview_baseline, read_manifest
 from sitegen.publish.compare import Baseline, compare, format_markdown
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.manifest import ManifestError, manifest_document, parse_manifest
-from tests.conftest import REGENERATE, REPOSITORY, QuietHandler, http_served
+from tests.conftest import FIXTURES, REGENERATE, REPOSITORY, QuietHandler, http_served
 from tests.pull_request import BASE_CONTENT, NEW_PROTOCOL_TITLE, make_pull_request
 
 GOLDEN_DIFF = REPOSITORY / "tests" / "golden" / "diff" / "fixture-pr.md"
@@ -297,3 +297,58 @@ def test_preview_base_unreadable(tmp_path: Path, production: tuple[Path, str]) -
     out = tmp_path / "public"
     assert build_site(content, out, deployment=deployment, baseline=baseline).out_dir is not None
     assert "The base could not be read" in (out / "changes" / "index.html").read_text()
+
+
+def test_an_absolute_content_path_reads_the_commit_and_makes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repository = tmp_path / "repo"
+    shutil.copytree(BASE_CONTENT, repository / "content")
+    git(repository, "init", "-q", "-b", "main")
+    git(repository, "add", "-A")
+    git(repository, "commit", "-q", "-m", "base")
+    shutil.rmtree(repository / "content")
+    make_pull_request(repository / "content")  # the working tree: the pull request
+    monkeypatch.chdir(repository)
+    outputs = []
+    for content_path in ("content", str(repository / "content"), "./content/"):
+        assert main(["diff", "HEAD", "content", "--content-path", content_path]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert "Nothing added" not in outputs[0]
+    # A content tree not in the commit: all of HEAD is new, and no folder is made for it.
+    assert main(["diff", "HEAD", "content", "--content-path", str(repository / "new")]) == 0
+    assert not (repository / "new").exists()
+    changed = git(repository, "status", "--porcelain", "--ignored").splitlines()
+    assert all(line.split()[-1].startswith("content/") for line in changed), changed
+    for outside in (str(tmp_path), "../elsewhere"):
+        assert main(["diff", "HEAD", "content", "--content-path", outside]) == 2
+        assert capsys.readouterr().err == (
+            f"sitegen diff: --content-path: {outside} is outside the repository {repository}; "
+            "hint: give the content tree's path inside the repository, such as content\n"
+        )
+
+
+@pytest.mark.parametrize(
+    ("head_url", "message"),
+    [
+        (
+            "https://x.example/)![p](https://evil.example/p.png",
+            "--head-url: a path is letters, digits, -._~ and %-escapes, with no . or .. segment: "
+            "'https://x.example/)![p](https://evil.example/p.png'; hint: give an http(s) URL "
+            "such as https://example.org/sub/, or a path such as /sub/",
+        ),
+        ("/preview/", "--head-url must be an http(s) URL: '/preview/'"),
+        (
+            "https://x.example:99999/",
+            "--head-url: a port is a number from 1 to 65535: 'https://x.example:99999/'; hint: "
+            "give an http(s) URL such as https://example.org/sub/, or a path such as /sub/",
+        ),
+    ],
+)
+def test_a_head_url_is_held_as_a_base_url_is(
+    head_url: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    content = str(FIXTURES / "site" / "content")
+    assert main(["diff", content, content, "--head-url", head_url]) == 2
+    assert capsys.readouterr() == ("", f"sitegen diff: {message}\n")

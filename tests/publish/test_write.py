@@ -20,6 +20,7 @@ from sitegen.publish.write import (
     WriteError,
     check_output_dir,
     patched,
+    remove_tree,
     staged_folder,
     write_site,
 )
@@ -277,3 +278,63 @@ def test_a_patch_never_writes_through_a_link_in_the_output(tmp_path: Path) -> No
     with pytest.raises(OutputError, match=refused), patched(out) as patch:
         patch.delete("a/index.html")
     assert list(outside.iterdir()) == []
+
+
+def test_a_stale_staging_tree_without_its_marker_is_removed_never_through_a_link(
+    tmp_path: Path,
+) -> None:
+    """An older sitegen's removal cut short took the marker first; what is left, as mkdtemp
+    made it (this user's, 0700), is ours. A link or an open folder with that name is not."""
+    out = tmp_path / "public"
+    write_site({"index.html": b"previous"}, out)
+    stale = Path(tempfile.mkdtemp(prefix=".public.staging-", dir=tmp_path))
+    for folder in range(20):
+        (stale / f"runs/{folder}").mkdir(parents=True)
+        for page in range(50):
+            (stale / f"runs/{folder}/{page}.html").write_bytes(b"x")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.html").write_bytes(b"keep")
+    (tmp_path / ".public.staging-linked00").symlink_to(elsewhere)
+    (stale / "runs" / "link").symlink_to(elsewhere)
+    shared = tmp_path / ".public.staging-shared00"
+    shared.mkdir(mode=0o755)
+    (shared / "someone.html").write_bytes(b"theirs")
+    write_site({"index.html": b"new"}, out)
+    assert not stale.exists()
+    assert (elsewhere / "keep.html").read_bytes() == b"keep"
+    assert beside(tmp_path) == [
+        ".public.staging-linked00",
+        ".public.staging-shared00",
+        "elsewhere",
+        "public",
+    ]
+
+
+def test_a_tree_is_removed_with_its_marker_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = tmp_path / "tree"
+    for name in ("a", "b", "z"):
+        (tree / name).mkdir(parents=True)
+        (tree / name / "page.html").write_bytes(b"x")
+    (tree / MARKER).write_bytes(b"ours")
+    (tree / "top.html").write_bytes(b"x")
+    removed: list[str] = []
+    real_unlink, real_rmtree = os.unlink, shutil.rmtree
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).parent == tree:
+            removed.append(Path(path).name)
+        real_unlink(path, *args, **kwargs)
+
+    def rmtree(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).parent in (tree, tmp_path):
+            removed.append(Path(path).name)
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr("sitegen.publish.write.os.unlink", unlink)
+    monkeypatch.setattr("sitegen.publish.write.shutil.rmtree", rmtree)
+    remove_tree(tree, MARKER)
+    assert not tree.exists()
+    assert removed[-2:] == [MARKER, "tree"] and sorted(removed[:-2]) == ["a", "b", "top.html", "z"]

@@ -4,12 +4,15 @@ templates kept between builds."""
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jinja2 import Environment
+from jinja2.bccache import bc_magic
 from markupsafe import Markup
 
 from sitegen.render.assets import TEMPLATES_DIR
@@ -255,3 +258,54 @@ def test_pythons_dont_write_bytecode_switch_stops_writing(
     monkeypatch.setattr("sys.dont_write_bytecode", True)
     make_environment(templates)
     assert not (tmp_path / "cache").exists()
+
+
+class _Planted:
+    """A pickle that, unpickled, makes the folder it names: code jinja's header would run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.makedirs, (str(self.path), 0o700, True))
+
+
+def test_compiled_templates_are_loaded_only_from_a_private_cache(
+    templates: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = _page(make_environment(templates))
+    ran = tmp_path / "ran"
+    cache = tmp_path / "cache" / "sitegen" / "templates"
+    kept = sorted(cache.iterdir())
+
+    def plant() -> None:
+        for path in kept:
+            path.unlink(missing_ok=True)
+            path.write_bytes(bc_magic + pickle.dumps(_Planted(ran)))
+
+    # Each a folder another user could have planted the files in: never unpickled.
+    for folder, mode in ((cache, 0o775), (cache.parent, 0o757), (tmp_path / "cache", 0o777)):
+        plant()
+        folder.chmod(mode)
+        assert _page(make_environment(templates)) == expected
+        assert not ran.exists(), f"unpickled from a folder of mode {oct(mode)}"
+        folder.chmod(0o700)
+    # A file with another name (a hard link) is not the cache's own either.
+    plant()
+    for path in kept:
+        os.link(path, tmp_path / f"other-{path.name}")
+    assert _page(make_environment(templates)) == expected
+    assert not ran.exists()
+    plant()  # the same files, private: loaded (the planted pickle ran)
+    assert _page(make_environment(templates)) == expected and ran.exists()
+
+
+def test_a_linked_cache_folder_is_not_written_through(
+    templates: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "sitegen").symlink_to(elsewhere)
+    assert _page(make_environment(templates)) == "<h1>&lt;t&gt;</h1><i>1</i><i>2</i>"
+    assert list(elsewhere.iterdir()) == []

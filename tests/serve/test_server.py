@@ -60,7 +60,7 @@ def get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
             return None
 
     try:
-        with build_opener(Refuse).open(Request(url, headers=headers)) as response:
+        with build_opener(Refuse).open(Request(url, headers=headers), timeout=30) as response:
             return response.status, dict(response.headers), response.read()
     except HTTPError as error:
         return error.code, dict(error.headers), error.read()
@@ -304,3 +304,62 @@ def test_a_page_that_goes_away_mid_response_is_no_error(
             connection.recv(1)
     time.sleep(0.3)
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_path_too_long_for_the_file_system_is_a_404(served: tuple[SiteServer, Path]) -> None:
+    server, _ = served
+    for path in ("a" * 300, f"runs/{'b' * 300}/", f"{'c' * 300}/index.json"):
+        status, _, body = get(f"{server.url}{path}")
+        assert status == 404 and b"<html" in body, path
+    status, _, _ = get(f"{server.url}{'d/' * 40000}")  # past http.server's request line
+    assert status == 414
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "８０", "http"])
+def test_a_port_out_of_range_is_a_usage_error(port: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sitegen", "serve", str(SITE_CONTENT), "--port", port],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines()[-1] == (
+        f"sitegen serve: error: argument --port: a port is a number from 0 to 65535: {port!r}"
+    )
+
+
+def test_a_second_sigterm_while_stopping_still_removes_the_site(tmp_path: Path) -> None:
+    """A process manager that signals the whole group, twice: the temporary site goes."""
+    with _serve(SITE_CONTENT, tmp_path) as process:
+        _until_serving(process)
+        (workspace,) = tmp_path.glob("sitegen-serve-*")
+        for _ in range(2):
+            process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while workspace.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not workspace.exists()
+
+
+def test_a_host_that_is_no_address_is_a_usage_error_saying_so(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(CommandError) as refused:
+        start_server(Path("."), 0, "no such host.invalid")
+    assert refused.value.message.startswith("--host 'no such host.invalid': ")
+    assert refused.value.hint == (
+        "give an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 or :: for every one"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "sitegen", "serve", str(SITE_CONTENT), "--host", ""],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines()[-1] == (
+        "sitegen serve: error: argument --host/--bind: an address to listen on, e.g. "
+        "127.0.0.1; not empty"
+    )

@@ -8,7 +8,7 @@ from sitegen.analysis.kernels import analyse
 from sitegen.content.catalog import resolve
 from sitegen.content.load import LoadedResource
 from sitegen.pipeline import check_content
-from sitegen.site.urls import UrlError, output_path, parse_base_url, plan_urls
+from sitegen.site.urls import UrlError, output_path, parse_base_url, plan_urls, portable_name
 from tests.conftest import FIXTURES
 
 
@@ -30,6 +30,39 @@ def test_parse_base_url(given: str | None, prefix: str, base: str) -> None:
 def test_bad_base_url(bad: str) -> None:
     with pytest.raises(UrlError):
         parse_base_url(bad)
+
+
+HINT = "hint: give an http(s) URL such as https://example.org/sub/, or a path such as /sub/"
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            "https://ex ample.org/",
+            "--base-url: not a URL: 'https://ex ample.org/' holds a space, a control or "
+            f'non-ASCII character or one of <>"\\^`{{|}}; {HINT}',
+        ),
+        (
+            "https://x.org:99999/",
+            f"--base-url: a port is a number from 1 to 65535: 'https://x.org:99999/'; {HINT}",
+        ),
+        (
+            "/a b/<x>/",
+            "--base-url: a path is letters, digits, -._~ and %-escapes, with no . or .. "
+            f"segment: '/a b/<x>/'; {HINT}",
+        ),
+        (
+            "https://x.org/a/../b/",
+            "--base-url: a path is letters, digits, -._~ and %-escapes, with no . or .. "
+            f"segment: 'https://x.org/a/../b/'; {HINT}",
+        ),
+    ],
+)
+def test_a_base_url_not_fit_to_publish_is_refused_in_one_line(bad: str, message: str) -> None:
+    with pytest.raises(UrlError) as refused:
+        parse_base_url(bad)
+    assert str(refused.value) == message
 
 
 def test_output_paths() -> None:
@@ -81,3 +114,18 @@ def test_clashing_paths_are_an_error() -> None:
     shared, _ = resolve(entries)
     with pytest.raises(UrlError, match="is also the page of"):
         plan_urls(shared, analyse(shared).kernels, None)
+
+
+@pytest.mark.parametrize("name", ["con", "nul", "aux", "com1", "lpt9", "prn", "nul.json", "x."])
+def test_names_windows_cannot_check_out_get_their_tag(name: str) -> None:
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    environment = catalog.of_kind("ExecutionEnvironment")[0]
+    entries = [e for e in catalog.by_digest.values() if e.digest != environment.digest]
+    shared, _ = resolve([*entries, _renamed(environment, name)])
+    urls = plan_urls(shared, analyse(shared).kernels, None)
+    assert urls.path_of(environment.digest) == f"gpus/{name}-{environment.digest[7:19]}/"
+
+
+@pytest.mark.parametrize("name", ["console", "com", "com10", "nullable", "auxiliary.v2", "x.y"])
+def test_names_like_windows_devices_but_not_one_are_kept(name: str) -> None:
+    assert portable_name(name)
