@@ -17,7 +17,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import build_site
 from sitegen.publish.baseline import BaseError, fetch_manifest, read_manifest
-from sitegen.publish.compare import md
+from sitegen.model.markdown import markdown_text
 from tests.conftest import FIXTURES, http_served
 from tests.pull_request import make_pull_request
 from tests.test_pipeline import tree
@@ -255,4 +255,5 @@ def test_content_text_in_a_base_may_hold_what_the_format_allows(
     base, _ = read_manifest(str(path), cwd=tmp_path)
     titles = [entry.title for entry in base.entries]
     assert "LayerNorm \u202eevil\u2028x" in titles
-    assert md("LayerNorm \u202eevil\u2028x") == "LayerNorm  evil x"
+    # Written as its escape (model/text.py), the backslash escaped for Markdown.
+    assert markdown_text("LayerNorm \u202eevil\u2028x") == "LayerNorm \\\\u202eevil\\\\u2028x"
