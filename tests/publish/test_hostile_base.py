@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from sitegen.cli import main
+from sitegen.model.markdown import markdown_text
 from sitegen.pipeline import build_site
 from sitegen.publish.baseline import BaseError, fetch_manifest, read_manifest
-from sitegen.model.markdown import markdown_text
 from tests.conftest import FIXTURES, http_served
 from tests.pull_request import make_pull_request
 from tests.test_pipeline import tree
