@@ -7,19 +7,16 @@ and reading goes on, so that one run of the import reports every malformed line.
 
 from __future__ import annotations
 
-import io
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
-import zstandard
 
+from sitegen.content.bulk import bulk_lines
 from sitegen.model.problems import Problem
 
 Json = dict[str, Any]
-# Bigger than any export kernelindex.dev publishes by far; a bound on what one import may inflate.
-MAX_DECOMPRESSED_BYTES = 4 * 1024**3
 
 
 class Row(NamedTuple):
@@ -41,33 +38,14 @@ class Export(NamedTuple):
 
 
 def read_export(path: Path) -> tuple[Export, list[Problem]]:
-    """Every table of the export, and a problem per line that is not a table row (or one for a
-    file that is not zstd). OSError is the caller's to report."""
+    """Every table of the export, and a problem per line that is not a table row (or for a file
+    that is not zstd, or inflates past the bulk files' limit). OSError is the caller's."""
     shown = str(path)
     tables: dict[str, list[Row]] = defaultdict(list)
     problems: list[Problem] = []
-    read = 0
-    with open(path, "rb") as raw:
-        reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-        try:
-            for number, line in enumerate(io.BufferedReader(reader, 1 << 20), start=1):
-                read += len(line)
-                if read > MAX_DECOMPRESSED_BYTES:
-                    problems.append(
-                        Problem(shown, f"line {number}", "the export inflates past 4 GiB; stopped")
-                    )
-                    break
-                if line.strip():
-                    _read_line(shown, number, line, tables, problems)
-        except zstandard.ZstdError as error:
-            problems.append(
-                Problem(
-                    shown,
-                    "-",
-                    f"not zstd-compressed JSON Lines: {error}",
-                    "give the .jsonl.zst file kernelindex.dev published, unchanged",
-                )
-            )
+    with open(path, "rb") as stream:
+        for number, line in bulk_lines(stream, True, shown, problems):
+            _read_line(shown, number, line, tables, problems)
     return Export(shown, dict(tables)), problems
 
 
@@ -77,15 +55,15 @@ def _read_line(
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError as error:
-        problems.append(Problem(shown, f"line {number}", f"not JSON: {error}"))
+        problems.append(Problem(f"{shown}:{number}", "-", f"not JSON: {error}"))
         return
     table = value.get("table") if isinstance(value, dict) else None
     row = value.get("row") if isinstance(value, dict) else None
     if not isinstance(table, str) or not isinstance(row, dict):
         problems.append(
             Problem(
-                shown,
-                f"line {number}",
+                f"{shown}:{number}",
+                "-",
                 "not a table row",
                 'each line of an export is {"table": NAME, "row": {...}}',
             )

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
-import zstandard
 
+from sitegen.content.bulk import bulk_bytes
 from sitegen.importers.kernelindex.export import read_export
 from sitegen.importers.kernelindex.import_reports import build_reports
 from sitegen.importers.kernelindex.manifests import (
@@ -45,13 +45,6 @@ FILES = {
     "ImplementationRevision": "implementations.jsonl.zst",
     "SoftwareProject": "projects.jsonl.zst",
 }
-ZSTD_LEVEL = 10
-
-
-def bundle_file(documents: Iterable[Document]) -> bytes:
-    """JSON Lines, zstd-compressed: one frame, the same bytes for the same documents."""
-    lines = b"".join(orjson.dumps(document.value) + b"\n" for document in documents)
-    return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(lines)
 
 
 def tree_files(
@@ -70,7 +63,7 @@ def tree_files(
         )
     }
     for path in sorted(grouped):
-        files[path] = bundle_file(grouped[path])
+        files[path] = bulk_bytes(document.value for document in grouped[path])
     return files
 
 

@@ -135,7 +135,7 @@ def test_a_file_that_is_not_zstd_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "plain.jsonl.zst"
     path.write_text('{"table": "sources", "row": {}}\n')
     printed = run_main(path, tmp_path / "out")
-    assert printed.startswith(f"{path}: -: not zstd-compressed JSON Lines: ")
+    assert printed.startswith(f"{path}: -: not a readable zstd file (")
     assert printed.endswith("1 problem in the export; nothing written\n[exit 1]\n")
 
 
