@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
-from sitegen.analysis.series import Cell, metrics_of, rank_cohort
+from sitegen.analysis.series import Cell, metrics_of, rank_cohort, statistic_of
 from sitegen.analysis.verdicts import PointVerdict, judge
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
@@ -240,7 +240,11 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
         )
     elif tied:
         others = [s.label for s in judged.tied if s.key != own.series.key]  # type: ignore[union-attr]
-        standing = words.best if own.rank == 1 else f"{ordinal(own.rank)} by its median"
+        standing = (
+            words.best
+            if own.rank == 1
+            else f"{ordinal(own.rank)} by its {own.value.statistic if own.value else 'value'}"
+        )
         verdict = (
             f"{standing.capitalize()} of {where}, but within the recorded spread of "
             f"{', '.join(others)}: a tie."
@@ -308,7 +312,9 @@ def ranked_cohort(
         )
         for cell in cells
     )
-    measured = f"{'median ' if metric == LATENCY else ''}{metric_name(metric)} ({scale.unit})"
+    statistic = statistic_of(cells)
+    prefix = f"{statistic} " if metric == LATENCY and statistic else ""
+    measured = f"{prefix}{metric_name(metric)} ({scale.unit})"
     judged = judge(cells, runs[0].workload, None, runs[0].shape)
     return RankedCohort(cells, rows, sum(1 for c in cells if c.rank), measured, judged)
 
