@@ -35,7 +35,16 @@ from sitegen.render.errors import RenderError
 from sitegen.user_cache import user_cache_dir
 
 # Macros of _macros.html every template may call as globals (importing them cost each render).
-MACROS = ("link", "table", "run_table", "identity", "pager", "chart_figure", "frontier_figure")
+MACROS = (
+    "link",
+    "table",
+    "run_table",
+    "identity",
+    "pager",
+    "chart_figure",
+    "frontier_figure",
+    "entry_row",
+)
 FACTS_CACHE = 4096  # distinct fact lists kept rendered: a protocol's block on each of its runs
 
 # Characters that could end a <script> block or a JS string early, as JSON escapes (replaced

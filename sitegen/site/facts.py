@@ -166,16 +166,33 @@ def implementation_groups(
         )
         build.append(Fact(variant["name"], text, code=True))
     licensing = tuple(Fact(k.capitalize(), v) for k, v in spec["licensing"].items())
-    if "source" in spec:
-        source = spec["source"]
-        text = " ".join(str(source[k]) for k in ("repository", "commit", "path") if k in source)
-        facts.append(Fact("Source", text, source["repository"]))
+    for author in entry.metadata.get("authors") or ():
+        name = author.get("name") or author.get("github") or ""
+        github = author.get("github")
+        facts.append(Fact("Author", name, f"https://github.com/{github}" if github else None))
+    source_facts = list(_source_facts(spec.get("source") or {}))
     return [
         FactGroup("Implementation", tuple(facts)),
+        FactGroup("Source file", tuple(source_facts)),
         FactGroup("Support", tuple(support_facts)),
         FactGroup("Build variants", tuple(build)),
         FactGroup("Licensing", licensing or (Fact("Licence", "not declared"),)),
     ]
+
+
+def _source_facts(source: dict[str, Any]) -> list[Fact]:
+    """The implementation's source: its file (name, size, content digest), or where it is."""
+    facts = []
+    if "fileName" in source:
+        facts.append(Fact("File", source["fileName"], code=True))
+    if "sizeBytes" in source:
+        facts.append(Fact("Size", f"{source['sizeBytes']:,} bytes"))
+    if "contentDigest" in source:
+        facts.append(Fact("Content digest", source["contentDigest"], code=True))
+    if "repository" in source:
+        text = " ".join(str(source[k]) for k in ("repository", "commit", "path") if k in source)
+        facts.append(Fact("Repository", text, source["repository"]))
+    return facts
 
 
 def project_facts(spec: dict[str, Any]) -> tuple[Fact, ...]:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import functools
 
+from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.site.changes import banner, changes_page, has_changes_page
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
 from sitegen.site.home import home_page
 from sitegen.site.kernel import kernel_page
+from sitegen.site.leaderboard import leaderboard_page
 from sitegen.site.lists import list_pages
 from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
@@ -34,8 +36,8 @@ def plan_site(inputs: SiteInputs) -> Site:
     pages += [
         LazyPage(
             urls.path_of(k.key) or "",
-            "kernel.html",
-            functools.partial(kernel_page, lookup, k),
+            "leaderboard.html" if is_leaderboard(k) else "kernel.html",
+            functools.partial(leaderboard_page if is_leaderboard(k) else kernel_page, lookup, k),
             key("kernel", k.key, runs=k.runs),
         )
         for k in lookup.analysis.kernels
