@@ -3,6 +3,7 @@ identity, with the normalised document and derived links in its JSON twin."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
@@ -68,7 +69,18 @@ class Ranking(NamedTuple):
     question: str  # `Is this the fastest here?`; `the lowest` for memory
 
 
+class RecordLine(NamedTuple):
+    """One change of a comparison's record: from `since`, `holder`'s run held it."""
+
+    since: str
+    holder: Link
+    run: Link
+    this: bool  # the page's own run took the record here
+    previous: Link | None  # whose record it took
+
+
 class RunContext(NamedTuple):
+    records: tuple[tuple[RecordLine, ...], ...]  # each comparison the run is in, newest first
     meta: PageMeta
     headlines: tuple[Headline, ...]
     ranking: Ranking | None
@@ -109,15 +121,15 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         FactGroup("Protocol", lookup.protocol_facts(run.protocol)),
         FactGroup("Environment", lookup.environment_facts(run.environment)),
     ]
+    native = spec.get("sourceNative") or {}
+    if native.get("metrics"):
+        # Named and written as the source wrote them: its own words, its exact numbers.
+        metrics = tuple(Fact(k, repr(v), code=True) for k, v in sorted(native["metrics"].items()))
+        groups.insert(0, FactGroup(f"Metrics as {native['source']} reports them", metrics))
     if "correctness" in spec:
-        correctness = tuple(Fact(k, str(v)) for k, v in spec["correctness"].items())
-        groups.append(FactGroup("Correctness", correctness))
+        groups.append(FactGroup("Correctness", tuple(flat_facts(spec["correctness"]))))
     if "evidence" in spec:
-        evidence = tuple(
-            Fact(k, str(v), v if k == "logUrl" else None, code=k == "artifactDigest")
-            for k, v in spec["evidence"].items()
-        )
-        groups.append(FactGroup("Evidence", evidence))
+        groups.append(FactGroup("Evidence", tuple(flat_facts(spec["evidence"]))))
     meta = lookup.meta(
         run.title,
         path,
@@ -130,6 +142,7 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         ),
     )
     context = RunContext(
+        records=record_history(lookup, run),
         meta=meta,
         headlines=headlines,
         ranking=ranking(lookup, run),
@@ -349,6 +362,52 @@ def reference(lookup: SiteLookup, label: str, digest_value: str, text: str | Non
     return Fact(label, text or lookup.link(digest_value).text, href)
 
 
+def flat_facts(value: dict[str, Any], prefix: str = "") -> list[Fact]:
+    """A nested object as facts: `logs digest: sha256:…`; URLs linked, digests as code."""
+    facts: list[Fact] = []
+    for key, item in value.items():
+        label = f"{prefix}{key}"
+        if isinstance(item, dict):
+            facts += flat_facts(item, f"{label} ")
+            continue
+        text = item if isinstance(item, str) else json.dumps(item)
+        link = text if text.startswith("https://") else None
+        facts.append(Fact(label, text, link, code=text.startswith("sha256:")))
+    return facts
+
+
+def record_history(lookup: SiteLookup, run: RunFacts) -> tuple[tuple[RecordLine, ...], ...]:
+    """Who held the record of each comparison this run took part in, and since when, as the
+    source published it; newest change first."""
+    found = []
+    for _, events in lookup.records.of_run(run.digest):
+        lines = []
+        for event in sorted(events, key=lambda e: (e.at, e.run), reverse=True):
+            held = lookup.runs.get(event.run)
+            previous = lookup.runs.get(event.previous) if event.previous else None
+            holder = (
+                Link(lookup.series_of(held).label, lookup.urls.link(held.implementation))
+                if held
+                else Link(short(event.run), None)
+            )
+            taken_from = (
+                Link(lookup.series_of(previous).label, lookup.urls.link(previous.digest))
+                if previous
+                else None
+            )
+            lines.append(
+                RecordLine(
+                    since=when(event.at),
+                    holder=holder,
+                    run=Link(short(event.run), lookup.urls.link(event.run)),
+                    this=event.run == run.digest,
+                    previous=taken_from,
+                )
+            )
+        found.append(tuple(lines))
+    return tuple(found)
+
+
 def provenance_facts(
     lookup: SiteLookup, run: RunFacts, spec: dict[str, Any], metadata: dict[str, Any]
 ) -> tuple[Fact, ...]:
@@ -363,8 +422,6 @@ def provenance_facts(
             facts.append(Fact("Benchmark", native["benchmark"], code=True))
         if "externalId" in native:
             facts.append(Fact("External id", native["externalId"], code=True))
-        for key, value in sorted(native.get("metrics", {}).items()):
-            facts.append(Fact(f"Raw {key}", repr(value), code=True))
     facts.append(Fact("Name", run.entry.name, code=True))
     for ref in metadata.get("sourceRefs") or ():
         facts.append(Fact("Source reference", ref["url"], ref["url"]))
