@@ -25,6 +25,7 @@ from sitegen.site.records import LazyPage, Page, Site
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
 from sitegen.site.run import run_page
 from sitegen.site.search import search_page
+from sitegen.site.sources import sources_page
 
 
 def plan_site(inputs: SiteInputs) -> Site:
@@ -78,7 +79,7 @@ def plan_site(inputs: SiteInputs) -> Site:
                 for n, path in enumerate(paths[1:], start=2)
             ]
     pages += list_pages(lookup)
-    pages += [search_page(lookup), compare_page(lookup)]
+    pages += [search_page(lookup), compare_page(lookup), sources_page(lookup)]
     if has_changes_page(lookup):
         pages.append(changes_page(lookup))
     pages.sort(key=lambda p: p.path)

@@ -39,6 +39,7 @@ SECTION_TITLES = {
     "protocols": "Protocols",
     "workloads": "Workloads",
     "runs": "Runs",
+    "sources": "Sources",
 }
 
 
