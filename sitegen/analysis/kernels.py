@@ -173,6 +173,11 @@ def analyse(catalog: Catalog) -> Analysis:
     shapes: dict[str, Shape] = {
         w.digest: _workload_shape(w) for w in catalog.of_kind("WorkloadCase")
     }
+    # A suite is measured as one workload: its shape is how many cases it holds.
+    shapes |= {
+        w.digest: Shape((("cases", len(w.spec["cases"])),), "", ())
+        for w in catalog.of_kind("WorkloadSuite")
+    }
     facts: dict[str, RunFacts] = {}
     for entry in sorted(catalog.of_kind("BenchmarkRun"), key=lambda e: e.digest):
         facts[entry.digest] = _run_facts(entry, catalog, shapes)
