@@ -78,6 +78,7 @@ class BoardBlock(NamedTuple):
     measured: str  # `mean latency (µs)`, `geomean score (µs)`
     statistic: str
     chart: dict[str, Any] | None
+    best_count: int  # the implementations the chart draws
     chart_summary: str
     distribution: dict[str, Any] | None
     distribution_summary: str
@@ -160,6 +161,7 @@ def board_block(lookup: SiteLookup, kernel: Kernel, board: Board) -> BoardBlock:
         measured=f"{measured} ({scale.unit})",
         statistic=board.statistic,
         chart=chart,
+        best_count=len(board.best),
         chart_summary=chart_summary,
         distribution=spread,
         distribution_summary=spread_summary,
