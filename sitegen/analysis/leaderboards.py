@@ -2,9 +2,10 @@
 data (site/leaderboard.py formats it).
 
 An operation is shown as leaderboards when some cohort holds more implementations than a chart
-can tell apart (a GPU MODE problem's hundreds of submissions), or when every protocol and GPU
+can tell apart (a GPU MODE problem's hundreds of submissions), when every protocol and GPU
 measured it at one workload only (a leaderboard suite's one score: nothing to draw a line
-through). A board is one protocol, GPU, metric and statistic: rankings never mix them. Within a
+through), or when its workloads do not form sweeps along one axis (a trace's real calls, which
+vary in several axes at once). A board is one protocol, GPU, metric and statistic: rankings never mix them. Within a
 board each workload is a cohort, ranked on its own; an implementation is ranked by its best
 passed run there, and runs that did not pass are evidence, listed with their status, never
 ranked.
@@ -20,11 +21,13 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from sitegen.analysis.kernels import Kernel, RunFacts, Series
+from sitegen.analysis.series import sweeps
 from sitegen.content.records import RecordEvent, RecordHistory
 from sitegen.content.run_summary import LATENCY, Shape, Value
 from sitegen.model.names import short_hash
 
 MAX_CHART_SERIES = 8  # more implementations in one cohort than a chart's lines can tell apart
+MIN_SWEEP_POINTS = 2  # fewer points a chart on average, and the workloads do not form sweeps
 BEST_SHOWN = 8  # the implementations a board's chart draws
 
 
@@ -78,7 +81,17 @@ def is_leaderboard(kernel: Kernel) -> bool:
         per_cohort[run.cohort].add(run.series_key)
         workloads[(run.protocol, run.environment)].add(run.workload)
     crowded = any(len(series) > MAX_CHART_SERIES for series in per_cohort.values())
-    return crowded or all(len(found) == 1 for found in workloads.values())
+    if crowded or all(len(found) == 1 for found in workloads.values()):
+        return True
+    # Workloads that vary in several axes at once (a trace's real calls) give charts of a point
+    # or two: nothing to draw a line through.
+    shapes = {run.workload: run.shape for run in kernel.runs}
+    charts = points = 0
+    for found in workloads.values():
+        for _, _, members in sweeps({w: shapes[w] for w in found}):
+            charts += 1
+            points += len(members)
+    return points < MIN_SWEEP_POINTS * charts
 
 
 def boards_of(kernel: Kernel, records: RecordHistory) -> tuple[Board, ...]:

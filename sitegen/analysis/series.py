@@ -177,6 +177,11 @@ def _charts(kernel: Kernel, runs: list[RunFacts], baseline: Series | None) -> tu
     return tuple(found)
 
 
+def sweeps(shapes: dict[str, Shape]) -> list[tuple[str | None, Shape, list[str]]]:
+    """The charts workloads of these shapes are drawn in: (swept axis, the rest, workloads)."""
+    return _sweeps(shapes)
+
+
 def _sweeps(shapes: dict[str, Shape]) -> list[tuple[str | None, Shape, list[str]]]:
     """Group workloads into charts: the swept axis is the one whose value varies in a group.
 

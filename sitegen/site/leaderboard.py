@@ -68,6 +68,7 @@ class CohortBlock(NamedTuple):
     unvalued: tuple[Link, ...]  # passed runs without this board's value
     records: tuple[RecordRow, ...]  # newest first
     compare: str  # the best few side by side; ""
+    authors: bool  # whether any implementation here names its authors (else no such column)
 
 
 class BoardBlock(NamedTuple):
@@ -83,7 +84,7 @@ class BoardBlock(NamedTuple):
     distribution: dict[str, Any] | None
     distribution_summary: str
     cohorts: tuple[CohortBlock, ...]
-    runs: int
+    runs: str  # how many, written out
 
 
 class LeaderboardContext(NamedTuple):
@@ -166,7 +167,7 @@ def board_block(lookup: SiteLookup, kernel: Kernel, board: Board) -> BoardBlock:
         distribution=spread,
         distribution_summary=spread_summary,
         cohorts=cohorts,
-        runs=board.runs,
+        runs=f"{board.runs:,}",
     )
 
 
@@ -234,8 +235,7 @@ def cohort_block(lookup: SiteLookup, board: Board, cohort: Cohort, scale: Scale)
         anchor=anchor(board.element_id, label, short(cohort.workload, 8)),
         label=label,
         workload=Link(
-            title_of(workload) if workload else short(cohort.workload),
-            lookup.urls.link(cohort.workload),
+            "workload" if workload else short(cohort.workload), lookup.urls.link(cohort.workload)
         ),
         ranked=len(cohort.entries),
         rows=rows[:ROWS_SHOWN],
@@ -244,6 +244,7 @@ def cohort_block(lookup: SiteLookup, board: Board, cohort: Cohort, scale: Scale)
         unvalued=tuple(_run_link(lookup, run) for run in cohort.unvalued),
         records=records,
         compare=compare_href(lookup, best),
+        authors=any(row.author for row in rows),
     )
 
 
@@ -291,7 +292,7 @@ def best_chart(
             f"{_short_label(lookup, e.series)} {scale.text(e.value.centre)}" for e in entries
         )
         return {"data": [trace], "layout": layout, "config": CONFIG}, summary
-    labels = [c.shape.label() for c in board.cohorts]
+    labels = _axis_labels(board)
     traces = []
     ys: list[float] = []
     for number, series in enumerate(board.best):
@@ -323,7 +324,8 @@ def best_chart(
         "automargin": True,
     }
     positive = [v for v in ys if v > 0]
-    if positive and max(positive) / min(positive) > 20:
+    # Workloads of different sizes: a log axis keeps the small ones' lines apart.
+    if positive and max(positive) / min(positive) > 5:
         ticks = log_ticks(min(positive), max(positive))
         yaxis |= {
             "type": "log",
@@ -338,6 +340,13 @@ def best_chart(
         + ", ".join(_short_label(lookup, s) for s in board.best)
     )
     return {"data": traces, "layout": layout, "config": CONFIG}, summary
+
+
+def _axis_labels(board: Board) -> list[str]:
+    """Each workload as the chart's axis names it: its shape, without a dtype they all share."""
+    dtypes = {c.shape.dtype for c in board.cohorts}
+    shapes = [c.shape._replace(dtype="") if len(dtypes) == 1 else c.shape for c in board.cohorts]
+    return [shape.label() for shape in shapes]
 
 
 def distribution_chart(
