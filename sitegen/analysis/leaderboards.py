@@ -5,10 +5,10 @@ An operation is shown as leaderboards when some cohort holds more implementation
 can tell apart (a GPU MODE problem's hundreds of submissions), when every protocol and GPU
 measured it at one workload only (a leaderboard suite's one score: nothing to draw a line
 through), or when its workloads do not form sweeps along one axis (a trace's real calls, which
-vary in several axes at once). A board is one protocol, GPU, metric and statistic: rankings never mix them. Within a
-board each workload is a cohort, ranked on its own; an implementation is ranked by its best
-passed run there, and runs that did not pass are evidence, listed with their status, never
-ranked.
+vary in several axes at once). A board is one protocol, GPU, metric and statistic: rankings
+never mix them. Within a board each workload is a cohort, ranked on its own; an implementation
+is ranked by its best passed run there, and runs that did not pass are evidence, listed with
+their status, never ranked.
 """
 
 from __future__ import annotations
