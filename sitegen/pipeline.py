@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from sitegen import process
 from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.catalog import Catalog, resolve
+from sitegen.content.documents import SHOWN_ESCAPED
 from sitegen.content.load import (
     LoadCache,
     LoadResult,
@@ -261,6 +262,7 @@ def _build(
             changes,
             keyed=state is not None,
             records=records,
+            escapes_text=any(p.hint == SHOWN_ESCAPED for p in checked.problems),
         )
         site = plan_site(inputs)
         pages = len(site.pages) + 1  # and the 404 page

@@ -2,7 +2,7 @@
 
 Every field comes from a tool's output; a field no tool reported is left out and said so in a
 note, never guessed. The format has no field for the Python version: it is listed among the
-libraries as `python`.
+libraries as `python`. The libraries are keyed by token: `liger-kernel` is `liger_kernel`.
 """
 
 from __future__ import annotations
@@ -144,10 +144,19 @@ def _software(
             found[library] = version
         else:
             notes.append(f"{library}: not installed in {interpreter}: not recorded")
-    software["libraries"] = [
-        {"name": library, "version": version} for library, version in sorted(found.items())
-    ]
+    software["libraries"] = {
+        library_key(library): version for library, version in sorted(found.items())
+    }
     return software
+
+
+def library_key(distribution: str) -> str:
+    """A distribution's name as the format keys its map of libraries, a token:
+    `liger-kernel` → `liger_kernel`."""
+    key = re.sub(r"[^a-z0-9]+", "_", distribution.lower()).strip("_")
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,99}", key):
+        raise CaptureError(f"--library {distribution}: no token names it (a letter first)")
+    return key
 
 
 def _pretty_name(os_release: str | None) -> str | None:

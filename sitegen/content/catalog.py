@@ -15,7 +15,9 @@ from sitegen.model.resources import KINDS, reference_values
 # A kernelindex.dev export carries only {run, protocol, environment}: a run whose workload or
 # implementation is absent is still built (a warning, counted in the summary), unless --strict
 # (FORMAT.md §4).
-OPTIONAL_TARGETS = frozenset({"WorkloadCase", "ImplementationRevision", "OperationSpec"})
+OPTIONAL_TARGETS = frozenset(
+    {"WorkloadCase", "WorkloadSuite", "ImplementationRevision", "OperationSpec"}
+)
 
 
 @dataclass(frozen=True)
@@ -45,23 +47,24 @@ class Catalog:
         return len(self.by_digest)
 
 
-# Each kind's references: (json path, target kind), in `references`' order.
+# Each kind's references: (json path, the kinds it may point at), in `references`' order.
 _REFERENCES = {
-    kind: tuple((".".join(location), target) for location, target in model.references.items())
+    kind: tuple((".".join(location), targets) for location, targets in model.references.items())
     for kind, model in KINDS.items()
 }
 
 
-def references_of(entry: LoadedResource) -> list[tuple[str, str, str]]:
-    """(json path, target kind, digest) for each digest field the resource holds."""
+def references_of(entry: LoadedResource) -> list[tuple[str, tuple[str, ...], str]]:
+    """(json path, the kinds it may point at, digest) for each digest field the resource
+    holds."""
     summary = entry.held_summary  # a run summarised by its load worker: not parsed again
     if summary is not None:
         values = summary.references
     else:
         values = reference_values(entry.kind, entry.spec)
     return [
-        (location, target, value)
-        for (location, target), value in zip(_REFERENCES[entry.kind], values, strict=True)
+        (location, targets, value)
+        for (location, targets), value in zip(_REFERENCES[entry.kind], values, strict=True)
     ]
 
 
@@ -84,36 +87,39 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
             problems.extend(_metadata_conflicts(keeper, ordered[1:]))
 
     used_by: dict[str, set[str]] = defaultdict(set)
-    dangling: list[tuple[LoadedResource, str, str, str]] = []
+    dangling: list[tuple[LoadedResource, str, tuple[str, ...], str]] = []
     for entry in by_digest.values():
         resolved: dict[str, LoadedResource] = {}
-        for location, target, value in references_of(entry):
+        for location, targets, value in references_of(entry):
             found = by_digest.get(value)
             if found is None:
-                dangling.append((entry, location, target, value))
-            elif found.kind != target:
+                dangling.append((entry, location, targets, value))
+            elif found.kind not in targets:
+                expected = " or ".join(f"{_article(target)} {target}" for target in targets)
                 problems.append(
                     Problem(
                         entry.path,
                         entry.at(location),
-                        f"expected {_article(target)} {target}, but {value} is "
+                        f"expected {expected}, but {value} is "
                         f"{_article(found.kind)} {found.kind} "
                         f"({found.name!r} in {found.path})",
                     )
                 )
             else:
                 used_by[value].add(entry.digest)
-                resolved[target] = found
+                resolved[found.kind] = found
         if entry.kind == "BenchmarkRun":
             problems += _operations_disagree(entry, resolved, by_digest)
 
-    for entry, location, target, value in dangling:
+    for entry, location, targets, value in dangling:
         # Copies of a repeated resource reference the same digests: report the keeper only.
-        severity = Severity.WARNING if target in OPTIONAL_TARGETS and not strict else Severity.ERROR
-        hint = _dangling_hint(value, target, by_digest, used_by)
+        optional = OPTIONAL_TARGETS.issuperset(targets) and not strict
+        severity = Severity.WARNING if optional else Severity.ERROR
+        hint = _dangling_hint(value, targets, by_digest, used_by)
+        named = " or ".join(targets)
         problems.append(
             Problem(
-                entry.path, entry.at(location), f"no {target} with digest {value}", hint, severity
+                entry.path, entry.at(location), f"no {named} with digest {value}", hint, severity
             )
         )
 
@@ -132,8 +138,10 @@ def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Cata
 def _operations_disagree(
     run: LoadedResource, resolved: dict[str, LoadedResource], by_digest: dict[str, LoadedResource]
 ) -> list[Problem]:
-    """A run measures one operation: its workload and its implementation must be of the same."""
-    workload = resolved.get("WorkloadCase")
+    """A run measures one operation: a workload and an implementation of different ones is a
+    warning (kernelindex.dev's catalog has such runs: one implementation measured on the cases
+    of several operations)."""
+    workload = resolved.get("WorkloadCase") or resolved.get("WorkloadSuite")
     implementation = resolved.get("ImplementationRevision")
     if workload is None or implementation is None:
         return []
@@ -150,12 +158,17 @@ def _operations_disagree(
         Problem(
             run.path,
             run.at("spec.workloadDigest"),
-            f"the workload {workload.name!r} is a case of OperationSpec {named(of_workload)}, "
+            f"the workload {workload.name!r} is {_WORKLOAD_OF[workload.kind]} OperationSpec "
+            f"{named(of_workload)}, "
             f"but the implementation {implementation.name!r} implements "
             f"{named(of_implementation)}",
-            "a run measures one operation: its workload and implementation must share it",
+            "a run measures one operation: its workload and implementation should share it",
+            Severity.WARNING,
         )
     ]
+
+
+_WORKLOAD_OF = {"WorkloadCase": "a case of", "WorkloadSuite": "a suite of cases of"}
 
 
 def _name_order(entry: LoadedResource) -> tuple[str, str]:
@@ -181,10 +194,14 @@ def _metadata_conflicts(keeper: LoadedResource, others: list[LoadedResource]) ->
 
 
 def _dangling_hint(
-    value: str, target: str, by_digest: dict[str, LoadedResource], used_by: dict[str, set[str]]
+    value: str,
+    targets: tuple[str, ...],
+    by_digest: dict[str, LoadedResource],
+    used_by: dict[str, set[str]],
 ) -> str:
     """Where a likely cause can be computed, say it."""
-    candidates = [e for e in by_digest.values() if e.kind == target]
+    target = " or ".join(targets)
+    candidates = [e for e in by_digest.values() if e.kind in targets]
     for entry in candidates:
         # A digest computed over the wrong bytes is a common authoring mistake.
         whole = entry.document

@@ -17,10 +17,12 @@ from sitegen.content.strict_json import parse_clean, parse_json, quote
 from sitegen.content.validate import describe, describe_errors, json_type
 from sitegen.content.walk import decode, open_file, read_bytes
 from sitegen.model.digest import API_VERSION, digest
-from sitegen.model.problems import Problem
+from sitegen.model.problems import Problem, Severity, json_path
 from sitegen.model.resources import KINDS
+from sitegen.model.values import text_warnings
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # one resource or bundle; the largest real one is ~5 KB
+SHOWN_ESCAPED = "the format allows it; pages, feeds and terminals show it escaped"
 BUNDLE_KEYS = frozenset({"run", "protocol", "environment"})
 BUNDLE_ROLES = {
     "run": "BenchmarkRun",
@@ -243,4 +245,10 @@ def validate_resource(
         )
         return None
     document = resource.document_json()
+    for location, message in resource.warnings():
+        problems.append(Problem(shown, f"{prefix}{location}", message, "", Severity.WARNING))
+    for path, message in text_warnings(document):
+        problems.append(
+            Problem(shown, f"{prefix}{json_path(path)}", message, SHOWN_ESCAPED, Severity.WARNING)
+        )
     return LoadedResource(shown, where, resource, digest(kind, document["spec"]), document)

@@ -1,10 +1,14 @@
-"""Pydantic models of the kernelindex.dev/v1alpha1 kinds: one class per kind, named as the kind.
+"""Pydantic models of the kernelindex.dev/v1alpha1 kinds: one class per kind, named as the kind,
+accepting exactly what kernelindex.dev's schema accepts (docs/format.md), within the limits
+sitegen adds on how much one resource may hold (docs/checking.md).
 
 Every model is strict (no coercion: `"577632"` is not a number, `true` is not an integer) and
 forbids unknown fields. JSON keeps camelCase; Python uses snake_case through one alias rule, so
 errors report the name the author typed. Normalisation that identity depends on (durations in
 nanoseconds, set-like lists sorted and de-duplicated) happens here, during validation, so a
-validated `spec` dumped by alias is exactly what is hashed.
+validated `spec` dumped by alias is exactly what is hashed. What the schema allows but a reader
+should look at again (a derived axis outside the grammar, strides that do not match a shape)
+is a warning: `Resource.warnings()`.
 
 Unlike the other modules, this one (and values.py) does not postpone its annotations (`from
 __future__ import annotations`): pydantic would evaluate each string again when it builds the
@@ -13,54 +17,67 @@ models, at every start. A validator returning its own model names it in quotes.
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    StringConstraints,
-    model_validator,
-)
+from pydantic import Field, StringConstraints, model_validator
 
 from sitegen.model.digest import API_VERSION
 from sitegen.model.values import (
     MAX_AXES,
+    MAX_CASES,
     MAX_ITEMS,
     MAX_LABELS,
     MAX_RANK,
-    MAX_SAMPLES,
     MAX_TENSORS,
-    TOKEN_PATTERN,
     Commit,
     Digest,
     Duration,
     Expression,
     FiniteNumber,
     Instant,
-    Line,
-    LongText,
+    Integer,
     MeasuredValue,
     Model,
     Name,
     NonNegativeInt,
     NonNegativeNumber,
     PositiveInt,
-    ShortText,
     Slug,
-    TextSet,
+    Text50Set,
+    Text100,
+    Text100Set,
+    Text200,
+    Text200Set,
+    Text500,
+    Text1000,
+    Text2000,
     Token,
     TokenSet,
     Url,
     at_most,
-    check_line,
+    check_expression,
 )
 
-# --- metadata -----------------------------------------------------------------------------------
+# A warning a resource's own content earns: its JSON path inside the resource, and the message.
+Warning_ = tuple[str, str]
 
-LabelKey = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN, max_length=63)]
+# --- shared shapes -------------------------------------------------------------------------------
+
+
+class ArtifactRef(Model):
+    """An immutable artifact: where it is, and the digest of its bytes (never a bare URL)."""
+
+    uri: Text2000
+    digest: Digest
+
+
+PositiveNumber = Annotated[int, Field(gt=0)] | Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Ratio = Annotated[int, Field(ge=0, le=1)] | Annotated[float, Field(ge=0, le=1)]
+
+# --- metadata -------------------------------------------------------------------------------------
 
 
 class Author(Model):
-    name: ShortText | None = None
-    github: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9-]{1,39}$")] | None = None
+    name: Text200 | None = None
+    github: Text100 | None = None
 
 
 class SourceRef(Model):
@@ -71,22 +88,22 @@ class Metadata(Model):
     """Editorial fields: never part of identity. `name` is not unique."""
 
     name: Name
-    title: ShortText | None = None
-    description: LongText | None = None
-    labels: Annotated[dict[LabelKey, Line], at_most(MAX_LABELS, "labels")] | None = None
+    title: Text200 | None = None
+    description: Text2000 | None = None
+    labels: Annotated[dict[Token, Text200], at_most(MAX_LABELS, "labels")] | None = None
     authors: Annotated[list[Author], at_most(MAX_ITEMS, "authors")] | None = None
     source_refs: Annotated[list[SourceRef], at_most(MAX_ITEMS, "source references")] | None = None
 
 
-# --- OperationSpec ------------------------------------------------------------------------------
+# --- OperationSpec --------------------------------------------------------------------------------
 
 
 class Axis(Model):
     role: Literal["variable", "constant", "derived"]
     type: Literal["integer"]
-    value: int | None = None
-    minimum: int | None = None
-    maximum: int | None = None
+    value: Integer | None = None
+    minimum: Integer | None = None
+    maximum: Integer | None = None
     expression: Expression | None = None
 
     @model_validator(mode="after")
@@ -95,15 +112,17 @@ class Axis(Model):
             raise ValueError("a constant axis needs a value")
         if self.role == "derived" and self.expression is None:
             raise ValueError("a derived axis needs an expression")
-        if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
-            raise ValueError("minimum is greater than maximum")
         return self
 
 
+Layout = Literal["row_major", "col_major", "contiguous", "strided"]
+Dimension = NonNegativeInt | Token
+
+
 class TensorSignature(Model):
-    shape: Annotated[list[Annotated[int, Field(ge=0)] | Token], at_most(MAX_RANK, "dimensions")]
+    shape: Annotated[list[Dimension], Field(min_length=1), at_most(MAX_RANK, "dimensions")]
     dtype: Token
-    layout: ShortText | None = None
+    layout: Layout | None = None
 
 
 class ScalarSignature(Model):
@@ -123,9 +142,14 @@ class Operand(Model):
 
 
 class Semantics(Model):
-    expression: LongText | None = None
+    expression: Text2000 | None = None
     mutation: Literal["none", "in_place", "destination"]
     determinism: Literal["deterministic", "nondeterministic", "unspecified"]
+
+
+class OperationReference(Model):
+    language: Token
+    artifact: ArtifactRef | None = None
 
 
 class OperationSpecSpec(Model):
@@ -134,76 +158,129 @@ class OperationSpecSpec(Model):
     inputs: Annotated[list[Operand], Field(min_length=1), at_most(MAX_TENSORS, "inputs")]
     outputs: Annotated[list[Operand], Field(min_length=1), at_most(MAX_TENSORS, "outputs")]
     semantics: Semantics
-    reference: LongText | None = None
+    reference: OperationReference | None = None
 
-    @model_validator(mode="after")
-    def _shapes_name_declared_axes(self) -> "OperationSpecSpec":
-        for operand in [*self.inputs, *self.outputs]:
-            if operand.tensor is None:
-                continue
-            for dim in operand.tensor.shape:
-                if isinstance(dim, str) and dim not in self.axes:
-                    raise ValueError(f"operand {operand.name!r} uses undeclared axis {dim!r}")
-        names = [operand.name for operand in self.inputs] + [o.name for o in self.outputs]
+    def warnings(self) -> list[Warning_]:
+        found: list[Warning_] = []
+        for name, axis in self.axes.items():
+            if axis.expression is not None:
+                try:
+                    check_expression(axis.expression)
+                except ValueError as error:
+                    found.append((f"spec.axes.{name}.expression", str(error)))
+            low, high = axis.minimum, axis.maximum
+            if low is not None and high is not None and low > high:
+                found.append((f"spec.axes.{name}", "minimum is greater than maximum"))
+        for side in ("inputs", "outputs"):
+            for index, operand in enumerate(getattr(self, side)):
+                shape = operand.tensor.shape if operand.tensor else []
+                for dim in shape:
+                    if isinstance(dim, str) and dim not in self.axes:
+                        found.append(
+                            (f"spec.{side}[{index}].tensor.shape", f"undeclared axis {dim!r}")
+                        )
+        names = [operand.name for operand in (*self.inputs, *self.outputs)]
         if len(names) != len(set(names)):
-            raise ValueError("operand names repeat")
-        return self
+            found.append(("spec", "operand names repeat"))
+        return found
 
 
-# --- WorkloadCase -------------------------------------------------------------------------------
+# --- WorkloadCase and WorkloadSuite ---------------------------------------------------------------
+
+
+class TensorData(Model):
+    """How a tensor's values were made: a generator, its seed and parameters, or an artifact."""
+
+    generator: Token
+    seed: NonNegativeInt | None = None
+    parameters: Annotated[dict[Token, FiniteNumber], at_most(MAX_ITEMS, "parameters")] | None = None
+    artifact: ArtifactRef | None = None
 
 
 class TensorCase(Model):
-    shape: Annotated[list[NonNegativeInt], at_most(MAX_RANK, "dimensions")]
+    shape: Annotated[list[NonNegativeInt], Field(min_length=1), at_most(MAX_RANK, "dimensions")]
     dtype: Token
-    strides: Annotated[list[int], at_most(MAX_RANK, "strides")] | None = None
+    strides: Annotated[list[Integer], at_most(MAX_RANK, "strides")] | None = None
     alignment_bytes: PositiveInt | None = None
-    data: Token | None = None  # how values were generated, e.g. `randn`
-
-    @model_validator(mode="after")
-    def _strides_match_shape(self) -> "TensorCase":
-        if self.strides is not None and len(self.strides) != len(self.shape):
-            raise ValueError("strides and shape differ in length")
-        return self
+    data: TensorData | None = None
 
 
 class ScalarCase(Model):
     dtype: Token
-    value: FiniteNumber | bool
+    value: FiniteNumber
+
+
+Policy = Literal["reject", "exact_match", "ignore"]
 
 
 class WorkloadCorrectness(Model):
     comparator: Token
     max_absolute_error: NonNegativeNumber | None = None
     max_relative_error: NonNegativeNumber | None = None
-    required_matched_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
-    nan_policy: Token | None = None
-    infinity_policy: Token | None = None
+    required_matched_ratio: Ratio | None = None
+    nan_policy: Policy | None = None
+    infinity_policy: Policy | None = None
 
 
 class WorkloadCaseSpec(Model):
     operation_spec_digest: Digest
-    axes: Annotated[dict[Token, int], at_most(MAX_AXES, "axes")]
+    axes: Annotated[dict[Token, Integer], at_most(MAX_AXES, "axes")]
     tensors: Annotated[dict[Token, TensorCase], at_most(MAX_TENSORS, "tensors")]
     scalars: Annotated[dict[Token, ScalarCase], at_most(MAX_TENSORS, "scalars")] | None = None
     correctness: WorkloadCorrectness
 
+    def warnings(self) -> list[Warning_]:
+        return [
+            (f"spec.tensors.{name}.strides", "strides and shape differ in length")
+            for name, tensor in self.tensors.items()
+            if tensor.strides is not None and len(tensor.strides) != len(tensor.shape)
+        ]
 
-# --- SoftwareProject ----------------------------------------------------------------------------
+
+class SuiteCase(Model):
+    external_id: Text200
+    axes: Annotated[dict[Token, Integer], at_most(MAX_AXES, "axes")]
+
+
+class SuiteCorrectness(Model):
+    comparator: Token
+    description: Text500 | None = None
+
+
+class Aggregation(Model):
+    """How a suite's cases combine into its one result: the metric and the statistic."""
+
+    metric: Token
+    statistic: Token
+
+
+class WorkloadSuiteSpec(Model):
+    """An ordered list of cases with a published aggregation rule: a result on a suite is the
+    source's aggregate over its cases, never a measurement of one case."""
+
+    operation_spec_digest: Digest
+    cases: Annotated[list[SuiteCase], Field(min_length=1), at_most(MAX_CASES, "cases")]
+    correctness: SuiteCorrectness
+    aggregation: Aggregation
+
+
+# --- SoftwareProject ------------------------------------------------------------------------------
 
 
 class Host(Model):
     kind: Literal["github", "huggingface", "gitlab", "other"]
-    id: ShortText
+    id: Text200
 
 
 class Package(Model):
     ecosystem: Token  # pypi, npm, conda …
-    name: ShortText
+    name: Text200
 
 
 class SoftwareProjectSpec(Model):
-    name: ShortText
+    name: Text200
+    # A real software project, a competition's author, or a benchmark's submitter; absent
+    # publishes as `library`.
     kind: Literal["library", "individual", "vendor"] | None = None
     repository: Url | None = None
     homepage: Url | None = None
@@ -211,13 +288,13 @@ class SoftwareProjectSpec(Model):
     packages: Annotated[list[Package], at_most(MAX_ITEMS, "packages")] | None = None
 
 
-# --- ImplementationRevision ---------------------------------------------------------------------
+# --- ImplementationRevision -----------------------------------------------------------------------
 
 
 class ProjectRevision(Model):
     repository: Url | None = None
     commit: Commit | None = None
-    version: ShortText | None = None
+    version: Text100 | None = None
     tree_digest: Digest | None = None
 
 
@@ -227,44 +304,51 @@ class OperationRef(Model):
 
 class Callable(Model):
     language: Token
-    path: ShortText | None = None
-    symbol: ShortText | None = None
-    interface: ShortText | None = None
+    path: Text500 | None = None
+    symbol: Text200 | None = None
+    interface: Token | None = None
 
 
 class Support(Model):
     hardware_architectures: TokenSet
+    products_tested: Text100Set | None = None
+    axes: Annotated[Text200Set, at_most(MAX_AXES, "axes")] | None = None
     dtypes: TokenSet
-    products_tested: TextSet | None = None
-    axes: Annotated[TokenSet, at_most(MAX_AXES, "axes")] | None = None
-    layouts: TextSet | None = None
+    layouts: Text50Set | None = None
 
 
-class SourceLocation(Model):
-    repository: Url
-    commit: Commit | None = None
-    path: ShortText | None = None
+class SourceFile(Model):
+    """The revision's own source file, mirrored as an artifact: its bytes are its identity."""
+
+    content_digest: Digest
+    file_name: Text200 | None = None
+    size_bytes: PositiveInt | None = None
 
 
 class Install(Model):
     kind: Literal["git", "pip", "package", "container", "source"]
     repository: Url | None = None
     commit: Commit | None = None
-    package: ShortText | None = None
-    version: ShortText | None = None
-    command: LongText | None = None
+    package: Text200 | None = None
+    version: Text100 | None = None
+    command: Text1000 | None = None
 
 
 class BuildVariant(Model):
-    name: ShortText
+    name: Name
     install: Install
-    requirements: Annotated[list[ShortText], at_most(MAX_ITEMS, "requirements")] | None = None
+    requirements: Annotated[dict[Token, Text200], at_most(MAX_ITEMS, "requirements")] | None = None
+
+
+class LicenceEvidence(Model):
+    path: Text500
+    digest: Digest | None = None
 
 
 class Licensing(Model):
-    declared: ShortText | None = None
-    concluded: ShortText | None = None
-    evidence: LongText | None = None
+    declared: Text200 | None = None
+    concluded: Text200 | None = None
+    evidence: LicenceEvidence | None = None
 
 
 class ImplementationRevisionSpec(Model):
@@ -272,27 +356,27 @@ class ImplementationRevisionSpec(Model):
     operation: OperationRef
     callable: Callable
     support: Support
-    source: SourceLocation | None = None
+    source: SourceFile | None = None
     build_variants: Annotated[list[BuildVariant], at_most(MAX_ITEMS, "build variants")] | None = (
         None
     )
     licensing: Licensing
 
 
-# --- BenchmarkProtocol --------------------------------------------------------------------------
+# --- BenchmarkProtocol ----------------------------------------------------------------------------
 
 
 class Harness(Model):
-    name: ShortText
-    version: ShortText | None = None
+    name: Text200
+    version: Text100 | None = None
     repository: Url | None = None
     commit: Commit | None = None
 
 
 class Measurement(Model):
     timer: Token
-    primary_statistic: Token
     synchronization: Token | None = None
+    # Absent means the source did not state it.
     compile_included: bool | None = None
     setup_included: bool | None = None
     warmup_iterations: NonNegativeInt | None = None
@@ -300,61 +384,87 @@ class Measurement(Model):
     measured_iterations: PositiveInt | None = None
     samples: PositiveInt | None = None
     input_regeneration: Token | None = None
-    outlier_policy: ShortText | None = None
+    outlier_policy: Text500 | None = None
+    primary_statistic: Token
+
+
+class ProtocolCorrectness(Model):
+    reference: Text500
+    comparator: Token
+
+
+class DevicePolicy(Model):
+    clocks_locked: bool | None = None
+    power_limit_watts: PositiveNumber | None = None
+    persistence_mode: bool | None = None
 
 
 class Comparability(Model):
     family: Token
-    notes: LongText | None = None
+    notes: Text1000 | None = None
 
 
 class BenchmarkProtocolSpec(Model):
     harness: Harness
     measurement: Measurement
-    correctness: LongText | None = None
-    device_policy: LongText | None = None
+    correctness: ProtocolCorrectness | None = None
+    device_policy: DevicePolicy | None = None
     comparability: Comparability | None = None
 
 
-# --- ExecutionEnvironment -----------------------------------------------------------------------
+# --- ExecutionEnvironment -------------------------------------------------------------------------
 
 
 class Hardware(Model):
     vendor: Token
-    product: ShortText
+    product: Text200
     architecture: Token
-    form_factor: ShortText | None = None
+    form_factor: Text100 | None = None
     memory_bytes: PositiveInt | None = None
     count: PositiveInt | None = None
-    interconnect: ShortText | None = None
+    interconnect: Text200 | None = None
 
 
-class NamedVersion(Model):
-    name: ShortText
-    version: ShortText
+class Framework(Model):
+    name: Token
+    version: Text100
 
 
 class Software(Model):
-    operating_system: ShortText | None = None
-    kernel: ShortText | None = None
-    driver: ShortText | None = None
-    cuda_toolkit: ShortText | None = None
-    compiler: ShortText | None = None
-    framework: NamedVersion | None = None
-    libraries: Annotated[list[NamedVersion], at_most(MAX_ITEMS, "libraries")] | None = None
+    operating_system: Text200 | None = None
+    kernel: Text200 | None = None
+    driver: Text100 | None = None
+    cuda_toolkit: Text100 | None = None
+    compiler: Text200 | None = None
+    framework: Framework | None = None
+    # Library name → version.
+    libraries: Annotated[dict[Token, Text100], at_most(MAX_ITEMS, "libraries")] | None = None
 
 
-SettingValue = Line | bool | int | FiniteNumber
+EnvironmentVariableName = Annotated[str, StringConstraints(max_length=200)]
+
+
+class Settings(Model):
+    clocks_locked: bool | None = None
+    power_limit_watts: PositiveNumber | None = None
+    persistence_mode: bool | None = None
+    ecc_enabled: bool | None = None
+    environment_variables: (
+        Annotated[
+            dict[EnvironmentVariableName, Text500], at_most(MAX_ITEMS, "environment variables")
+        ]
+        | None
+    ) = None
 
 
 class ExecutionEnvironmentSpec(Model):
     hardware: Hardware
     software: Software
-    settings: Annotated[dict[Token, SettingValue], at_most(MAX_ITEMS, "settings")] | None = None
+    settings: Settings | None = None
     image_digest: Digest | None = None
 
 
-# --- BenchmarkRun -------------------------------------------------------------------------------
+# --- BenchmarkRun ---------------------------------------------------------------------------------
 
 RunStatus = Literal[
     "passed",
@@ -394,7 +504,7 @@ class Timing(Model):
     primary_statistic: Token
     samples: PositiveInt | None = None
     latency_ns: LatencyNs
-    raw_samples: Annotated[list[Duration], at_most(MAX_SAMPLES, "samples")] | None = None
+    raw_samples: ArtifactRef | None = None
 
 
 class RunMeasurement(Model):
@@ -407,26 +517,27 @@ class RunMeasurement(Model):
 
 class SourceNative(Model):
     source: Slug
-    benchmark: ShortText | None = None
-    external_id: (
-        Annotated[str, StringConstraints(min_length=1, max_length=500), AfterValidator(check_line)]
-        | None
-    ) = None
+    benchmark: Text200 | None = None
+    external_id: Text500 | None = None
     metrics: Annotated[dict[Token, FiniteNumber], at_most(MAX_ITEMS, "metrics")] | None = None
 
 
 class RunCorrectness(Model):
-    checked: bool
-    comparator: Token | None = None
-    max_absolute_error: NonNegativeNumber | None = None
-    max_relative_error: NonNegativeNumber | None = None
-    notes: LongText | None = None
+    comparator: Token
+    maximum_absolute_error: NonNegativeNumber | None = None
+    maximum_relative_error: NonNegativeNumber | None = None
+    matched_ratio: Ratio | None = None
+
+
+class HarnessRevision(Model):
+    repository: Url
+    commit: Commit
 
 
 class Evidence(Model):
-    log_url: Url | None = None
-    artifact_digest: Digest | None = None
-    notes: LongText | None = None
+    logs: ArtifactRef | None = None
+    raw_samples: ArtifactRef | None = None
+    harness: HarnessRevision | None = None
 
 
 class BenchmarkRunSpec(Model):
@@ -443,7 +554,7 @@ class BenchmarkRunSpec(Model):
     observed_at: Instant
 
 
-# --- the envelope -------------------------------------------------------------------------------
+# --- the envelope ---------------------------------------------------------------------------------
 
 
 class Resource(Model):
@@ -451,8 +562,9 @@ class Resource(Model):
 
     api_version: Literal["kernelindex.dev/v1alpha1"]
     metadata: Metadata
-    # Each kind narrows `kind` and `spec`; `references` names its digest fields and target kinds.
-    references: ClassVar[dict[tuple[str, ...], str]] = {}
+    # Each kind narrows `kind` and `spec`; `references` names its digest fields and the kinds
+    # each may point at.
+    references: ClassVar[dict[tuple[str, ...], tuple[str, ...]]] = {}
 
     def spec_json(self) -> dict[str, Any]:
         """The spec exactly as hashed: aliases, normalised values, absent keys absent."""
@@ -468,6 +580,11 @@ class Resource(Model):
             "spec": dumped["spec"],
         }
 
+    def warnings(self) -> list[Warning_]:
+        """What the format allows here but a reader should look at again: (JSON path, message)."""
+        spec_warnings = getattr(getattr(self, "spec", None), "warnings", None)
+        return spec_warnings() if spec_warnings else []
+
 
 class OperationSpec(Resource):
     kind: Literal["OperationSpec"]
@@ -477,8 +594,16 @@ class OperationSpec(Resource):
 class WorkloadCase(Resource):
     kind: Literal["WorkloadCase"]
     spec: WorkloadCaseSpec
-    references: ClassVar[dict[tuple[str, ...], str]] = {
-        ("spec", "operationSpecDigest"): "OperationSpec",
+    references: ClassVar[dict[tuple[str, ...], tuple[str, ...]]] = {
+        ("spec", "operationSpecDigest"): ("OperationSpec",),
+    }
+
+
+class WorkloadSuite(Resource):
+    kind: Literal["WorkloadSuite"]
+    spec: WorkloadSuiteSpec
+    references: ClassVar[dict[tuple[str, ...], tuple[str, ...]]] = {
+        ("spec", "operationSpecDigest"): ("OperationSpec",),
     }
 
 
@@ -490,8 +615,8 @@ class SoftwareProject(Resource):
 class ImplementationRevision(Resource):
     kind: Literal["ImplementationRevision"]
     spec: ImplementationRevisionSpec
-    references: ClassVar[dict[tuple[str, ...], str]] = {
-        ("spec", "operation", "specDigest"): "OperationSpec",
+    references: ClassVar[dict[tuple[str, ...], tuple[str, ...]]] = {
+        ("spec", "operation", "specDigest"): ("OperationSpec",),
     }
 
 
@@ -508,11 +633,11 @@ class ExecutionEnvironment(Resource):
 class BenchmarkRun(Resource):
     kind: Literal["BenchmarkRun"]
     spec: BenchmarkRunSpec
-    references: ClassVar[dict[tuple[str, ...], str]] = {
-        ("spec", "implementationDigest"): "ImplementationRevision",
-        ("spec", "workloadDigest"): "WorkloadCase",
-        ("spec", "protocolDigest"): "BenchmarkProtocol",
-        ("spec", "environmentDigest"): "ExecutionEnvironment",
+    references: ClassVar[dict[tuple[str, ...], tuple[str, ...]]] = {
+        ("spec", "implementationDigest"): ("ImplementationRevision",),
+        ("spec", "workloadDigest"): ("WorkloadCase", "WorkloadSuite"),
+        ("spec", "protocolDigest"): ("BenchmarkProtocol",),
+        ("spec", "environmentDigest"): ("ExecutionEnvironment",),
     }
 
 
@@ -521,6 +646,7 @@ KINDS: dict[str, type[Resource]] = {
     for model in (
         OperationSpec,
         WorkloadCase,
+        WorkloadSuite,
         SoftwareProject,
         ImplementationRevision,
         BenchmarkProtocol,

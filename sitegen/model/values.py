@@ -1,6 +1,7 @@
-"""The shared value rules of the format (FORMAT.md §1): names, tokens, digests, instants,
-https URLs, durations, free text, set-like lists, derived-axis expressions, the limits on how
-much one resource may hold, and the strict base model.
+"""The shared value rules of the format, as kernelindex.dev's schema states them
+(docs/format.md): names, tokens, digests, instants, https URLs, durations, free text, set-like
+lists, derived-axis expressions; the limits sitegen adds on how much one resource may hold;
+the characters in free text that earn a warning; and the strict base model.
 
 Like resources.py, this module does not postpone its annotations: pydantic would evaluate each
 string again when it builds the models, at every start.
@@ -12,10 +13,10 @@ import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from fractions import Fraction
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
+import orjson
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -30,8 +31,10 @@ NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 TOKEN_PATTERN = r"^[a-z][a-z0-9_]*$"
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]*$"
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
-INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$"
-COMMIT_PATTERN = r"^[0-9a-f]{7,64}$"
+# zod's `z.iso.datetime()`: UTC only, seconds optional, any number of fraction digits.
+INSTANT_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?Z$"
+COMMIT_PATTERN = r"^[0-9a-f]{40}$"
+EXPRESSION_PATTERN = r"^[a-z0-9_+\-*%/() ]+$"
 MAX_SAFE_INTEGER = 2**53 - 1  # the largest integer every JSON reader holds exactly
 
 # How much one resource may hold (docs/checking.md): every count a page, a chart or a check
@@ -41,6 +44,8 @@ MAX_TENSORS = 64  # an operation's inputs and outputs; a workload's tensors and 
 MAX_RANK = 16  # dimensions of a shape, entries of strides
 MAX_LABELS = 64
 MAX_ITEMS = 256  # every other list or map: authors, measurements, libraries, settings …
+MAX_CASES = 1_000  # a WorkloadSuite's cases
+MAX_TOKEN = 100  # tokens, axis names, map keys: the schema bounds none of them
 MAX_SAMPLES = 100_000  # timing.rawSamples
 # A measurement is 0 or within these magnitudes, so that the ratio of any two is a finite
 # double (a page divides each value by the cohort's best and its baseline).
@@ -62,21 +67,24 @@ def at_most(limit: int, what: str) -> BeforeValidator:
 
 # --- free text ---------------------------------------------------------------------------------
 
-# What no text may hold: controls (a NUL lands in the HTML, any C0 control makes the Atom feed
-# ill-formed XML, and escapes forge terminal or CI output), the line and paragraph separators,
-# the bidirectional formatting controls (they reorder what a reader sees, so a title can
-# disguise itself) and Unicode's non-characters. Long text may hold tabs and line breaks
-# (a description is Markdown).
+# The format lets free text hold any character; these earn a warning (`text_warnings`), and
+# every page, feed and terminal line shows them escaped: controls (a NUL lands in the HTML, any
+# C0 control makes the Atom feed ill-formed XML, and escapes forge terminal or CI output), the
+# line and paragraph separators, the bidirectional formatting controls (they reorder what a
+# reader sees, so a title can disguise itself) and Unicode's non-characters. Descriptions and
+# notes may hold tabs and line breaks (a description is Markdown).
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
     chr(plane + 0xFFFE) + chr(plane + 0xFFFF) for plane in range(0, 0x110000, 0x10000)
 )
 _NOT_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_NONCHARACTERS}]")
 _NOT_IN_TEXT = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_BIDI}{_NONCHARACTERS}]")
+# The keys whose text may run over several lines.
+MULTILINE_KEYS = frozenset({"description", "notes", "expression", "command"})
 
 
 def character_name(character: str) -> str:
-    """What a refused character is, for a message: `the control character U+0007`."""
+    """What a character is, for a message: `the control character U+0007`."""
     code = ord(character)
     if code < 0x20 or 0x7F <= code <= 0x9F:
         what = "the control character"
@@ -103,24 +111,74 @@ def _refuse(pattern: re.Pattern[str]) -> Callable[[str], str]:
     return check
 
 
-check_line = _refuse(_NOT_IN_LINE)  # a name, title or value: one line of plain text
-check_text = _refuse(_NOT_IN_TEXT)  # a description or notes: tabs and line breaks allowed
+check_line = _refuse(_NOT_IN_LINE)  # one line of plain text, where sitegen itself refuses more
 
-# Free text has limits too: content comes from strangers' pull requests.
-ShortText = Annotated[
-    str, StringConstraints(min_length=1, max_length=200), AfterValidator(check_line)
-]
-LongText = Annotated[
-    str, StringConstraints(min_length=1, max_length=2000), AfterValidator(check_text)
-]
-Line = Annotated[str, StringConstraints(max_length=200), AfterValidator(check_line)]  # may be ""
+
+_NOT_SHOWN = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{_BIDI}{_NONCHARACTERS}]")
+
+
+def shown_escaped(text: str) -> str:
+    """`text` with each character above but tabs and line breaks written as its escape
+    (`\\u202e`, `\\x00`), as `problems.printable` writes it: how pages and feeds show it."""
+    return _NOT_SHOWN.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    return ascii(found.group())[1:-1]
+
+
+def text_warnings(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Each string or key of a document (a resource, normalised) that holds a character above,
+    as its location and what it holds. The format allows them: they are warnings."""
+    # orjson writes every control character as an escape and the others as they are: a
+    # document whose JSON holds neither (all real ones) is not walked.
+    text = orjson.dumps(value).decode()
+    if "\\" not in text and not _NOT_IN_LINE.search(text):
+        return []
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    stack: list[tuple[Any, tuple[str | int, ...], bool]] = [(value, (), False)]
+    while stack:
+        item, location, multiline = stack.pop()
+        if isinstance(item, str):
+            match = (_NOT_IN_TEXT if multiline else _NOT_IN_LINE).search(item)
+            if match:
+                what = character_name(match.group())
+                found.append((location, f"holds {what} at character {match.start() + 1}"))
+        elif isinstance(item, dict):
+            for key, member in item.items():
+                if match := _NOT_IN_LINE.search(key):
+                    what = character_name(match.group())
+                    found.append((location, f"a key holds {what} at character {match.start() + 1}"))
+                stack.append((member, (*location, key), key in MULTILINE_KEYS))
+        elif isinstance(item, list):
+            stack.extend((member, (*location, i), multiline) for i, member in enumerate(item))
+    return sorted(found, key=lambda pair: str(pair[0]))
+
+
+# Free text of at most so many characters, as the schema bounds each field; any character.
+Text50 = Annotated[str, StringConstraints(max_length=50)]
+Text100 = Annotated[str, StringConstraints(max_length=100)]
+Text200 = Annotated[str, StringConstraints(max_length=200)]
+Text500 = Annotated[str, StringConstraints(max_length=500)]
+Text1000 = Annotated[str, StringConstraints(max_length=1000)]
+Text2000 = Annotated[str, StringConstraints(max_length=2000)]
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=200)]
-Token = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN, max_length=100)]
+Token = Annotated[str, StringConstraints(pattern=TOKEN_PATTERN, max_length=MAX_TOKEN)]
 Slug = Annotated[str, StringConstraints(pattern=SLUG_PATTERN, max_length=100)]
 Digest = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
 Commit = Annotated[str, StringConstraints(pattern=COMMIT_PATTERN)]
-PositiveInt = Annotated[int, Field(ge=1)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
+
+
+def _integral(value: Any) -> Any:
+    """A JSON number is a number: `3.0` and `3e0` are the integer 3, as in JavaScript."""
+    if type(value) is float and value.is_integer() and abs(value) <= MAX_SAFE_INTEGER:
+        return int(value)
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_integral)]
+PositiveInt = Annotated[int, Field(ge=1), BeforeValidator(_integral)]
+NonNegativeInt = Annotated[int, Field(ge=0), BeforeValidator(_integral)]
 # Constraints on each arm, not on the union: pydantic-core checks them natively, and the JSON
 # Schema says `minimum` (on a union it leaks pydantic's own `"ge": 0`, which no reader knows).
 FiniteNumber = int | Annotated[float, Field(allow_inf_nan=False)]
@@ -167,16 +225,25 @@ def _latest_instant(epoch: str | None, hour: int) -> datetime:
     return reference + FUTURE_TOLERANCE
 
 
+def _days_in(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
 def _check_instant(value: str) -> str:
-    # The pattern fixes the shape (its `\d` is ASCII in JSON Schema, any script's digit in
-    # pydantic's engine); parsing catches impossible dates like 2025-02-30.
-    if not value.isascii():
-        raise ValueError(f"not a date and time in ASCII digits: {value!r}")
-    try:
-        instant = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as error:
-        raise ValueError(f"not a real date and time: {value!r}") from error
-    if instant > latest_instant():
+    """An instant as zod's `z.iso.datetime()` reads one (the pattern fixes its shape): a real
+    date and time of day, no later than `latest_instant()`."""
+    year, month, day = int(value[0:4]), int(value[5:7]), int(value[8:10])
+    hour, minute = int(value[11:13]), int(value[14:16])
+    second = int(value[17:19]) if value[16] == ":" else 0
+    if not (1 <= month <= 12 and 1 <= day <= _days_in(year, month)):
+        raise ValueError(f"not a real date: {value!r}")
+    if hour > 23 or minute > 59 or second > 59:
+        raise ValueError(f"not a real time of day: {value!r}")
+    if year >= 1 and datetime(year, month, day, hour, minute, second, tzinfo=UTC) > (
+        latest_instant()
+    ):
         raise ValueError(f"{value!r} is more than a day after the build's date")
     return value
 
@@ -184,30 +251,48 @@ def _check_instant(value: str) -> str:
 Instant = Annotated[str, StringConstraints(pattern=INSTANT_PATTERN), AfterValidator(_check_instant)]
 
 
+# What a URL's host may not hold (WHATWG's forbidden host code points, and `%`: sitegen does not
+# decode a host to look again).
+_NOT_IN_HOST = re.compile(r"[\x00-\x20#/:<>?@\[\\\]^|%\x7f]")
+
+
 def _check_https(value: str) -> str:
+    """An https URL with a host, as `new URL(value)` parses one; sitegen refuses in addition
+    any whitespace or control character (the parser would drop or encode it, so the link would
+    lead elsewhere than it reads) and a URL without `//` (a page would read it as relative)."""
+    if _NOT_IN_LINE.search(value) or any(c.isspace() for c in value):
+        raise ValueError(f"not an https URL: {value!r} holds a space or a control character")
     parts = urlsplit(value)
-    if parts.scheme != "https" or not parts.hostname or any(c.isspace() for c in value):
+    try:
+        parts.port  # noqa: B018 (a port out of range raises)
+    except ValueError as error:
+        raise ValueError(f"not an https URL: {value!r}: {error}") from error
+    host = parts.hostname or ""
+    if parts.scheme != "https" or not value[6:8] == "//" or not host or _NOT_IN_HOST.search(host):
         raise ValueError(f"not an https URL: {value!r}")
-    return check_line(value)
+    return value
 
 
 Url = Annotated[str, StringConstraints(max_length=2000), AfterValidator(_check_https)]
 
-# ASCII digits, at most 30 of them on either side of the point, and nothing after the unit.
-_DURATION_TEXT = re.compile(r"([0-9]{1,30}(?:\.[0-9]{1,30})?) ?(ns|us|µs|ms|s)")
+# As the schema's pattern: JavaScript's `\d` is ASCII, its `\s` any of these.
+_JS_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_DURATION_TEXT = re.compile(f"([0-9]+(?:\\.[0-9]+)?)[{_JS_SPACE}]?(ns|us|µs|ms|s)")
 _NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
 def _normalise_duration(value: Any) -> Any:
     """Authoring may write `"0.008 ms"`; identity always sees whole nanoseconds (`8000`)."""
     if not isinstance(value, str):
-        return value
+        return _integral(value)
     match = _DURATION_TEXT.fullmatch(value)
     if not match:
         shown = value if len(value) <= 40 else value[:39] + "…"
         raise ValueError(f"not a duration: {shown!r} (write integer nanoseconds or e.g. '0.5 ms')")
-    nanoseconds = Fraction(match.group(1)) * _NS_PER_UNIT[match.group(2)]  # exact
-    if nanoseconds.denominator != 1:
+    # In doubles, as the schema computes it (`Number(text) * unit`): the same text is the same
+    # number of nanoseconds, or refused, in both.
+    nanoseconds = float(match.group(1)) * _NS_PER_UNIT[match.group(2)]
+    if not nanoseconds.is_integer():
         raise ValueError(f"{value!r} is not a whole number of nanoseconds")
     if nanoseconds > MAX_SAFE_INTEGER:
         raise ValueError(f"{value!r} is over the longest duration, 2^53−1 ns (about 104 days)")
@@ -217,13 +302,16 @@ def _normalise_duration(value: Any) -> Any:
 Duration = Annotated[NonNegativeInt, BeforeValidator(_normalise_duration)]
 
 
-def _sorted_set(values: list[Any]) -> list[Any]:
-    """Set-like lists are hashed sorted and de-duplicated (FORMAT.md §2)."""
-    return sorted(set(values))
+def _sorted_set(values: list[str]) -> list[str]:
+    """Set-like lists are hashed sorted and de-duplicated, in JavaScript's order: by UTF-16 code
+    unit, which puts U+E000–U+FFFF after the characters beyond U+FFFF."""
+    return sorted(set(values), key=lambda text: text.encode("utf-16-be"))
 
 
 TokenSet = Annotated[list[Token], at_most(MAX_ITEMS, "items"), AfterValidator(_sorted_set)]
-TextSet = Annotated[list[ShortText], at_most(MAX_ITEMS, "items"), AfterValidator(_sorted_set)]
+Text50Set = Annotated[list[Text50], at_most(MAX_ITEMS, "items"), AfterValidator(_sorted_set)]
+Text100Set = Annotated[list[Text100], at_most(MAX_ITEMS, "items"), AfterValidator(_sorted_set)]
+Text200Set = Annotated[list[Text200], at_most(MAX_ITEMS, "items"), AfterValidator(_sorted_set)]
 
 
 def check_measured(value: float) -> float:
@@ -263,7 +351,8 @@ def check_expression(text: str) -> str:
     while position < text_end:
         match = _EXPRESSION_TOKEN.match(text, position)
         if not match:
-            raise ValueError(f"unexpected character at {position + 1} in expression {text!r}")
+            place = len(text) - len(text[position:].lstrip()) + 1
+            raise ValueError(f"unexpected character at {place} in expression {text!r}")
         number, name, symbol = match.groups()
         position = match.end()
         if number or name:
@@ -287,6 +376,5 @@ def check_expression(text: str) -> str:
     return text
 
 
-Expression = Annotated[
-    str, StringConstraints(min_length=1, max_length=200), AfterValidator(check_expression)
-]
+# The schema's pattern; the grammar above (`check_expression`) is a warning.
+Expression = Annotated[str, StringConstraints(pattern=EXPRESSION_PATTERN, max_length=200)]

@@ -80,8 +80,8 @@ def environment_facts(entry: LoadedResource, urls: SiteUrls) -> tuple[Fact, ...]
     if "framework" in software:
         framework = software["framework"]
         facts.append(Fact("Framework", f"{framework['name']} {framework['version']}"))
-    for library in software.get("libraries", []):
-        facts.append(Fact("Library", f"{library['name']} {library['version']}"))
+    for library, version in sorted(software.get("libraries", {}).items()):
+        facts.append(Fact("Library", f"{library} {version}"))
     if not software:
         facts.append(Fact("Software", "not recorded"))
     for key, value in sorted(spec.get("settings", {}).items()):
@@ -165,7 +165,10 @@ def implementation_groups(
             if k in install
         )
         build.append(Fact(variant["name"], text, code=True))
-    licensing = tuple(Fact(k.capitalize(), v) for k, v in spec["licensing"].items())
+    licensing = tuple(
+        Fact(k.capitalize(), " ".join(v.values()) if isinstance(v, dict) else v)
+        for k, v in spec["licensing"].items()
+    )
     for author in entry.metadata.get("authors") or ():
         name = author.get("name") or author.get("github") or ""
         github = author.get("github")

@@ -58,6 +58,8 @@ class SiteInputs:
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
     records: RecordHistory = NO_RECORDS  # who held the record of each comparison, and since when
+    # Some resource's text holds a character pages show escaped (model/values.py).
+    escapes_text: bool = False
 
 
 def run_anchor(digest_value: str) -> str:

@@ -96,4 +96,5 @@ def plan_site(inputs: SiteInputs) -> Site:
         indexable=inputs.deployment.indexable,
         manifest=inputs.manifest,
         llms=llms_txt(lookup),
+        escapes_text=inputs.escapes_text,
     )

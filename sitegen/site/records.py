@@ -146,3 +146,5 @@ class Site(NamedTuple):
     # /manifest.json, or how to plan it when nothing reads it before the renderer writes it
     manifest: Manifest | Callable[[], Manifest] | None = None
     llms: str = ""  # /llms.txt: the site's machine-readable surfaces, for agents
+    # Some resource's text holds a character pages show escaped: the renderer looks for it.
+    escapes_text: bool = False

@@ -3,6 +3,7 @@ uses it, and its runs (continued on numbered pages past the lookup's runs_per_pa
 
 from __future__ import annotations
 
+import json
 from typing import NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
@@ -64,9 +65,16 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     if kind == "BenchmarkProtocol":
         groups.append(FactGroup("How it was measured", lookup.protocol_facts(entry.digest)[1:]))
         notes = spec.get("comparability", {}).get("notes")
-        for key, label in (("correctness", "Correctness"), ("devicePolicy", "Device policy")):
-            if key in spec:
-                groups.append(FactGroup(label, (Fact(label, spec[key]),)))
+        if "correctness" in spec:
+            correctness = spec["correctness"]
+            checked = (
+                Fact("Reference", correctness["reference"]),
+                Fact("Comparator", correctness["comparator"], code=True),
+            )
+            groups.append(FactGroup("Correctness", checked))
+        if "devicePolicy" in spec:
+            policy = tuple(Fact(k, json.dumps(v)) for k, v in spec["devicePolicy"].items())
+            groups.append(FactGroup("Device policy", policy))
     elif kind == "ExecutionEnvironment":
         facts = lookup.environment_facts(entry.digest)[1:]
         groups.append(FactGroup("Hardware and software", facts))

@@ -129,7 +129,7 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
     if "correctness" in spec:
         groups.append(FactGroup("Correctness", tuple(flat_facts(spec["correctness"]))))
     if "evidence" in spec:
-        groups.append(FactGroup("Evidence", tuple(flat_facts(spec["evidence"]))))
+        groups.append(FactGroup("Evidence", evidence_facts(spec["evidence"])))
     meta = lookup.meta(
         run.title,
         path,
@@ -425,4 +425,21 @@ def provenance_facts(
     facts.append(Fact("Name", run.entry.name, code=True))
     for ref in metadata.get("sourceRefs") or ():
         facts.append(Fact("Source reference", ref["url"], ref["url"]))
+    return tuple(facts)
+
+
+def evidence_facts(evidence: dict[str, Any]) -> tuple[Fact, ...]:
+    """A run's evidence: each artifact by its digest, linked where its address is https; the
+    harness by repository and commit."""
+    facts = []
+    for key, label in (("logs", "Logs"), ("rawSamples", "Raw samples")):
+        if key in evidence:
+            artifact = evidence[key]
+            uri = artifact["uri"]
+            facts.append(
+                Fact(label, artifact["digest"], uri if uri.startswith("https://") else None, True)
+            )
+    if "harness" in evidence:
+        harness = evidence["harness"]
+        facts.append(Fact("Harness", f"{harness['repository']} @ {harness['commit']}", code=True))
     return tuple(facts)

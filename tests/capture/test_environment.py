@@ -30,7 +30,7 @@ from sitegen.cli import main
 from sitegen.content.documents import validate_resource
 from tests.conftest import FIXTURES, REPOSITORY, read_json
 
-H200 = REPOSITORY / "measurements" / "kernelindex-h200"
+H200 = REPOSITORY / "sources" / "liger-h200"
 CAPTURE = FIXTURES / "capture"
 LIBRARIES = ["liger-kernel", "transformers"]  # what the H200 runs were captured with
 
@@ -71,8 +71,8 @@ def test_the_h200_record_gives_the_committed_environment() -> None:
     assert spec["software"]["driver"] == "580.159.04"
     assert spec["software"]["cudaToolkit"] == "13.0"
     assert spec["software"]["framework"] == {"name": "torch", "version": "2.11.0"}
-    assert {lib["name"]: lib["version"] for lib in spec["software"]["libraries"]} == {
-        "liger-kernel": "0.8.5",
+    assert spec["software"]["libraries"] == {
+        "liger_kernel": "0.8.5",
         "python": "3.12.3",
         "transformers": "5.17.0",
         "triton": "3.6.0",
@@ -142,7 +142,7 @@ def test_a_python_without_torch_records_no_framework() -> None:
     capture = describe(record, [])
     software = capture.document["spec"]["software"]
     assert "framework" not in software and "cudaToolkit" not in software
-    assert software["libraries"] == [{"name": "python", "version": "3.11.7"}]
+    assert software["libraries"] == {"python": "3.11.7"}
     interpreter = record.python.command[0]
     assert capture.notes == (
         f"torch: not installed in {interpreter}: framework not recorded",

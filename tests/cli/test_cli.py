@@ -31,8 +31,9 @@ def test_check_example_warns_of_its_unresolved_references(
         "content/run.json: run.spec.implementationDigest: {}no ImplementationRevision with "
         f"digest {spec['implementationDigest']}; hint: the content holds no "
         "ImplementationRevision at all",
-        "content/run.json: run.spec.workloadDigest: {}no WorkloadCase with digest "
-        f"{spec['workloadDigest']}; hint: the content holds no WorkloadCase at all",
+        "content/run.json: run.spec.workloadDigest: {}no WorkloadCase or WorkloadSuite with "
+        f"digest {spec['workloadDigest']}; hint: the content holds no WorkloadCase or "
+        "WorkloadSuite at all",
     ]
     assert main(["check", str(content)]) == 0
     assert capsys.readouterr().out.splitlines() == [

@@ -72,9 +72,9 @@ def test_export_without_workloads_warns_unless_strict(example_bundle: dict[str, 
         ("run.spec.workloadDigest", Severity.WARNING),
     ]
     assert sorted(problems)[1].line() == (
-        "content/x.json: run.spec.workloadDigest: warning: no WorkloadCase with digest "
-        f"{example_bundle['run']['spec']['workloadDigest']}; hint: the content holds no "
-        "WorkloadCase at all"
+        "content/x.json: run.spec.workloadDigest: warning: no WorkloadCase or WorkloadSuite "
+        f"with digest {example_bundle['run']['spec']['workloadDigest']}; hint: the content "
+        "holds no WorkloadCase or WorkloadSuite at all"
     )
     strict_problems = resolve(entries, strict=True)[1]
     assert [(p.where, p.severity) for p in sorted(strict_problems)] == [

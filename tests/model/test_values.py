@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitegen.model.values import check_expression
+from sitegen.model.values import check_expression, text_warnings
 
 
 @pytest.mark.parametrize("good", ["hidden // q_heads", "(a + 2) * b % 3", "x", "7", "a-b"])
@@ -18,3 +18,16 @@ def test_derived_axis_grammar_accepts(good: str) -> None:
 def test_derived_axis_grammar_rejects(bad: str) -> None:
     with pytest.raises(ValueError):
         check_expression(bad)
+
+
+def test_free_text_may_hold_any_character_and_earns_a_warning() -> None:
+    document = {
+        "metadata": {"title": "a\u202eb", "description": "line one\nline two\tend"},
+        "spec": {"sourceNative": {"externalId": "x\u2028y"}, "labels": {"k\x1b": "v"}},
+    }
+    assert text_warnings(document) == [
+        (("metadata", "title"), "holds the bidirectional control U+202E at character 2"),
+        (("spec", "labels"), "a key holds the control character U+001B at character 2"),
+        (("spec", "sourceNative", "externalId"), "holds the line separator U+2028 at character 2"),
+    ]
+    assert text_warnings({"metadata": {"title": "LayerNorm · liger", "description": "a\nb"}}) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -59,6 +60,30 @@ def test_hostile_content_never_unescaped(tmp_path: Path) -> None:
     assert checked > 100
     run_page = next(p for p in out.glob("runs/*/index.html") if "alert(1)" in p.read_text())
     assert "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in run_page.read_text()
+
+
+def test_characters_a_reader_would_not_see_are_shown_escaped(tmp_path: Path) -> None:
+    """The format allows controls, separators and bidi overrides in free text (a warning):
+    pages, feeds and llms.txt show each as its escape, the JSON keeps it as data."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    run_file = next((content / "runs").glob("liger-layer-norm-backward-liger-*hidden1024*.json"))
+    run = json.loads(run_file.read_text())
+    run["metadata"]["title"] = "Layer\x00Norm \x1b[31m \u202eevil\u2028 · liger · backward"
+    run_file.write_text(json.dumps(run))
+    out = tmp_path / "out"
+    built = build_site(content, out, search=False)
+    assert built.out_dir is not None
+    assert {w.where for w in built.checked.problems} == {"metadata.title"}
+    ElementTree.parse(out / "feed.xml")  # well-formed: no control character in it
+    for path in out.rglob("*"):
+        if path.suffix in (".html", ".xml", ".txt"):
+            text = path.read_text()
+            assert not any(c in text for c in "\x00\x1b\u202e\u2028"), path
+    run_page = next(p for p in out.glob("runs/*/index.html") if "evil" in p.read_text())
+    assert "Layer\\x00Norm \\x1b[31m \\u202eevil\\u2028" in run_page.read_text()
+    twin = json.loads((run_page.parent / "index.json").read_text())
+    assert "\u202eevil" in json.dumps(twin, ensure_ascii=False)
 
 
 @pytest.mark.parametrize("page_count", [1, 15, 300, 4384, 20_000])

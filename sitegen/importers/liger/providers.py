@@ -63,7 +63,7 @@ PROVIDERS = {
     "liger-fp32-accum": _liger(
         "Liger fp32 accumulation",
         "Liger-Kernel Triton implementation, accumulating in fp32 whatever the input dtype.",
-        interface="accum_dtype=torch.float32",
+        interface="accum_dtype_float32",  # called with accum_dtype=torch.float32
     ),
     "liger_in_place": _liger(
         "Liger in-place", "Liger-Kernel Triton implementation writing its result in place."

@@ -31,7 +31,7 @@ UPSTREAM_FIXTURE = LIGER / "shared" / "all_benchmark_data.csv"  # the same file 
 ENVIRONMENT_FILES = sorted(p for p in (LIGER / "environment-files").iterdir() if p.is_dir())
 UPSTREAM = [SHARED / "data" / "liger" / name for name in FILE_COMMITS]
 H200_CSV = SHARED / "data" / "liger-h200" / "all_benchmark_data.csv"
-H200_ENVIRONMENT = REPOSITORY / "measurements" / "kernelindex-h200" / "environment.json"
+H200_ENVIRONMENT = REPOSITORY / "sources" / "liger-h200" / "environment.json"
 
 
 def run_main(csv_paths: list[Path], out_dir: Path, measured: list[Measured]) -> str:
@@ -157,7 +157,7 @@ def test_the_current_benchmark_format_binds(tmp_path: Path) -> None:
     fp32 = rows["fused_linear_cross_entropy/forward"].resources["implementation"]
     assert fp32.document["spec"]["callable"] == {
         "language": "triton",
-        "interface": "accum_dtype=torch.float32",
+        "interface": "accum_dtype_float32",
     }
     assert fp32.name == "liger-bench-fused-linear-cross-entropy-liger-fp32-accum"
 
