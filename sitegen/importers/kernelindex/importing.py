@@ -99,7 +99,9 @@ def main(export_path: Path, out_dir: Path, named: list[str]) -> int:
 def _summarise(every: list[Source], linked: Linked, out_dir: Path, tables: Iterable[str]) -> None:
     chosen = {source.slug for source in linked.sources}
     for source in every:
-        if source.slug in chosen:
+        if source.slug in chosen and source.slug not in linked.runs_by_source:
+            print(f"{source.slug}: no benchmark run in the export; nothing of it imported")
+        elif source.slug in chosen:
             statuses = linked.runs_by_source.get(source.slug, Counter())
             shown = ", ".join(f"{n:,} {status}" for status, n in sorted(statuses.items()))
             note = "" if source.policy is not None else " (states no policy: named with --source)"
