@@ -102,14 +102,18 @@ def boards_of(kernel: Kernel, records: RecordHistory) -> tuple[Board, ...]:
         lambda: defaultdict(list)
     )
     primary: dict[tuple[str, str, str], tuple[str, str, str]] = {}  # cohort → its first metric
+    # The first metric of each protocol on each GPU: a cohort where nothing passed joins it.
+    usual: dict[tuple[str, str], tuple[str, str, str]] = {}
     for run in sorted(kernel.runs, key=lambda r: r.digest):
         for value in run.values:
             key = (run.protocol, run.environment, value.metric, value.unit, value.statistic)
             grouped[key][run.workload].append(run)
             primary.setdefault(run.cohort, key[2:])
+            usual.setdefault((run.protocol, run.environment), key[2:])
     for run in kernel.runs:  # a run without a value joins its cohort's first board
         if not run.values:
-            metric, unit, statistic = primary.get(run.cohort, (LATENCY, "ns", ""))
+            fallback = usual.get((run.protocol, run.environment), (LATENCY, "ns", ""))
+            metric, unit, statistic = primary.get(run.cohort, fallback)
             key = (run.protocol, run.environment, metric, unit, statistic)
             grouped[key][run.workload].append(run)
     boards = []

@@ -7,6 +7,7 @@ record since when. Every run of the operation is linked from its page."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -23,6 +24,7 @@ from sitegen.site.kernel import Operand, operands_of, operation_facts
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
 from sitegen.site.search import search_tags
+from sitegen.site.verdicts import WinsLine, leaderboard_kernel
 
 ROWS_SHOWN = 10  # a cohort's best, in view; the rest behind a disclosure
 DISTRIBUTION_FROM = 20  # implementations in a cohort from which their distribution is drawn
@@ -101,7 +103,7 @@ class LeaderboardContext(NamedTuple):
 def leaderboard_page(lookup: SiteLookup, kernel: Kernel) -> Page:
     path = lookup.urls.path_of(kernel.key) or ""
     boards = boards_of(kernel, lookup.records)
-    blocks = tuple(board_block(lookup, kernel, board) for board in boards)
+    blocks = _told_apart(lookup, boards, [board_block(lookup, kernel, board) for board in boards])
     operation = kernel.operation
     facts: list[Fact] = []
     operands: list[Operand] = []
@@ -140,6 +142,24 @@ def leaderboard_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         derived=operation is None,
     )
     return Page(path, "leaderboard.html", context, leaderboard_twin(lookup, kernel, boards))
+
+
+def _told_apart(
+    lookup: SiteLookup, boards: tuple[Board, ...], blocks: list[BoardBlock]
+) -> tuple[BoardBlock, ...]:
+    """Boards whose titles would read the same (one GPU under two environments, two protocols)
+    get the environment's and the protocol's names."""
+    titles: dict[str, int] = {}
+    for block in blocks:
+        titles[block.title] = titles.get(block.title, 0) + 1
+    told = []
+    for board, block in zip(boards, blocks, strict=True):
+        if titles[block.title] > 1:
+            environment = lookup.catalog.get(board.environment)
+            where = title_of(environment) if environment else short(board.environment)
+            block = block._replace(title=f"{block.title} · {where} · {block.protocol.text}")
+        told.append(block)
+    return tuple(told)
 
 
 def board_block(lookup: SiteLookup, kernel: Kernel, board: Board) -> BoardBlock:
@@ -469,3 +489,50 @@ def leaderboard_twin(lookup: SiteLookup, kernel: Kernel, boards: Iterable[Board]
             for board in boards
         ],
     }
+
+
+def kernel_boards(lookup: SiteLookup, key: str) -> tuple[Board, ...]:
+    """A leaderboard kernel's boards, made once a build (a GPU page reads its GPU's)."""
+    return boards_of(lookup.kernels[key], lookup.records)
+
+
+def gpu_leaders(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
+    """A GPU page's summary of the leaderboards measured on it: per board, the implementation
+    ranked first at the most workloads."""
+    lines = []
+    gpu = Link(lookup.gpu_label(environment), lookup.urls.link(environment))
+    for kernel in lookup.analysis.kernels:
+        if environment not in kernel.environments:
+            continue
+        if not lookup.memo(leaderboard_kernel)(kernel.key):
+            continue
+        href = lookup.urls.link(kernel.key) or ""
+        for board in lookup.memo(kernel_boards)(kernel.key):
+            if board.environment != environment:
+                continue
+            firsts = Counter(c.entries[0].series.key for c in board.cohorts if c.entries)
+            measured = measured_words(board.metric, board.statistic)
+            if not firsts:
+                text = "no run passed"
+            else:
+                leader = min(firsts, key=lambda k: (-firsts[k], k))
+                entry = next(
+                    e for c in board.cohorts for e in c.entries[:1] if e.series.key == leader
+                )
+                name = _short_label(lookup, entry.series)
+                if len(board.cohorts) == 1:
+                    scale = scale_for(board.unit, [entry.value.centre])
+                    ranked = len(board.cohorts[0].entries)
+                    text = f"{name}: {scale.text(entry.value.centre)}, best of {ranked}"
+                else:
+                    text = f"{name}: best at {firsts[leader]} of {len(board.cohorts)} workloads"
+            lines.append(
+                WinsLine(
+                    lookup.kernel_link(kernel.key),
+                    measured,
+                    gpu,
+                    Link(measured, f"{href}#{board.element_id}"),
+                    text,
+                )
+            )
+    return tuple(lines)

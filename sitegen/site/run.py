@@ -218,6 +218,8 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
     metric, unit = metrics_of(run)[0]
     ranked = lookup.memo(ranked_cohort)((run.cohort, run.kernel_key, metric, unit))
     cells = ranked.cells
+    if not any(cell.rank for cell in cells):
+        return None  # nothing here passed with a value: there is no ranking to be placed in
     place = next(i for i, c in enumerate(cells) if c.series.key == run.series_key)
     own = cells[place]
     newer = None if own.run.digest == run.digest else own.run
@@ -281,7 +283,7 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
             + (", beyond the recorded spread." if clear else ".")
         )
     chart = Link(
-        "See it in its chart on the kernel page",
+        "See it on the kernel page",
         (lookup.urls.link(kernel.key) or "") + "#" + run_anchor(run.digest),
     )
     return Ranking(
