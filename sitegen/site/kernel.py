@@ -417,7 +417,14 @@ def rank_row(
     run = cell.run
     run_link = Link(short(run.digest), lookup.urls.link(run.digest))
     own = _anchor(chart, run, anchored)
-    earlier = tuple(Link(short(r.digest), lookup.urls.link(r.digest)) for r in cell.earlier)
+    # A run that did not pass is evidence: its status is said beside it, never ranked.
+    earlier = tuple(
+        Link(
+            short(r.digest) + ("" if r.status == "passed" else f" ({r.status.replace('_', ' ')})"),
+            lookup.urls.link(r.digest),
+        )
+        for r in cell.earlier
+    )
     earlier_anchors = tuple(_anchor(chart, r, anchored) for r in cell.earlier)
 
     if cell.value is None:
