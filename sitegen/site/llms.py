@@ -53,11 +53,11 @@ def llms_txt(lookup: SiteLookup) -> str:
         "The catalog is made of kernelindex.dev/v1alpha1 resources (BenchmarkRun, "
         "BenchmarkProtocol, ExecutionEnvironment, WorkloadCase, WorkloadSuite, "
         "ImplementationRevision, OperationSpec, SoftwareProject), each identified by the "
-        "sha256 digest of the canonical JSON (RFC 8785) of its apiVersion, kind and spec; "
-        "a run names its implementation, workload, protocol and environment by digest. Runs are ranked "
-        "against each other only within one cohort: the same workload, protocol and "
-        "environment. Latency is in nanoseconds, lower is better; each value is the statistic its "
-        "protocol reports (median, mean, geomean score).",
+        "sha256 digest of the canonical JSON (RFC 8785) of its apiVersion, kind and spec; a "
+        "run names its implementation, workload, protocol and environment by digest. Runs are"
+        " ranked against each other only within one cohort: the same workload, protocol and "
+        "environment. Latency is in nanoseconds, lower is better; each value is the statistic"
+        " its protocol reports (median, mean, geomean score).",
         "",
         "## Data",
         "",
