@@ -118,6 +118,29 @@ def workload_groups(spec: dict[str, Any], kernel: Link, known: bool) -> list[Fac
     ]
 
 
+def suite_groups(spec: dict[str, Any], kernel: Link, known: bool) -> list[FactGroup]:
+    """A WorkloadSuite: the cases measured as one workload, and how they are aggregated."""
+    aggregation = spec["aggregation"]
+    facts = (
+        Fact("Kernel", kernel.text, kernel.href, code=not known),
+        Fact("Cases", f"{len(spec['cases']):,}"),
+        Fact("Aggregated as", f"{aggregation['statistic']} {aggregation['metric']}"),
+    )
+    cases = tuple(
+        Fact(
+            f"Case {case['externalId']}",
+            ", ".join(f"{name}={value:,}" for name, value in case["axes"].items()) or "no axes",
+        )
+        for case in spec["cases"]
+    )
+    correctness = tuple(Fact(k, str(v)) for k, v in spec["correctness"].items())
+    return [
+        FactGroup("Suite", facts),
+        FactGroup("Cases", cases),
+        FactGroup("Correctness", correctness),
+    ]
+
+
 def implementation_groups(
     entry: LoadedResource, kernel: Link, known: bool, project: Link | None
 ) -> list[FactGroup]:

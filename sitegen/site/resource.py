@@ -8,7 +8,12 @@ from typing import NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
 from sitegen.content.loaded import LoadedResource
-from sitegen.site.facts import implementation_groups, project_facts, workload_groups
+from sitegen.site.facts import (
+    implementation_groups,
+    project_facts,
+    suite_groups,
+    workload_groups,
+)
 from sitegen.site.format import KIND_WORDS, title_of
 from sitegen.site.leaderboard import gpu_leaders
 from sitegen.site.lists import RUN_LIST_COLUMNS, pager, run_list_page
@@ -21,6 +26,7 @@ from sitegen.site.verdicts import WinsLine, gpu_wins
 # What the search page's "Page" filter calls each kind's pages.
 PAGE_KINDS = {
     "WorkloadCase": "Workload",
+    "WorkloadSuite": "Workload",
     "ImplementationRevision": "Implementation",
     "SoftwareProject": "Project",
     "BenchmarkProtocol": "Protocol",
@@ -29,6 +35,7 @@ PAGE_KINDS = {
 # The kinds with a resource page, in the order their pages are planned.
 KINDS = (
     "WorkloadCase",
+    "WorkloadSuite",
     "ImplementationRevision",
     "SoftwareProject",
     "BenchmarkProtocol",
@@ -87,6 +94,10 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         operation = spec["operationSpecDigest"]
         kernel = lookup.kernel_link(operation)
         groups += workload_groups(spec, kernel, operation in lookup.kernels)
+    elif kind == "WorkloadSuite":
+        operation = spec["operationSpecDigest"]
+        kernel = lookup.kernel_link(operation)
+        groups += suite_groups(spec, kernel, operation in lookup.kernels)
     elif kind == "ImplementationRevision":
         operation = spec["operation"]["specDigest"]
         kernel = lookup.kernel_link(operation)

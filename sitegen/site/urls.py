@@ -25,6 +25,7 @@ RUN_ID_HEX = 16  # 64 bits: collisions are checked, not assumed away
 SECTIONS = {
     "OperationSpec": "kernels",
     "WorkloadCase": "workloads",
+    "WorkloadSuite": "workloads",
     "ImplementationRevision": "implementations",
     "SoftwareProject": "projects",
     "BenchmarkProtocol": "protocols",
