@@ -40,7 +40,7 @@ def test_every_imported_run_has_a_page_linked_from_its_operation_page(built: Pat
     linked: set[str] = set()
     for kernel in (built / "kernels").glob("*/index.html"):
         linked |= {m.split("/")[1] for m in RUN_LINK.findall(kernel.read_text(encoding="utf-8"))}
-    assert len(runs) == 24 + 12 + 6  # the fixture's runs of its sources with a policy
+    assert len(runs) == 196 + 12 + 6  # the fixture's runs of its sources with a policy
     assert runs <= linked
 
 

@@ -1,8 +1,8 @@
 """Write fixture-export.jsonl.zst, a small slice of the real export (sources/kernelindex/), with
 the rows its runs name by id: run `python tests/importers/kernelindex/make_fixture.py`.
 
-The slice: the first 24 submissions to `gpumode-amd-fp8-mm` (AMD MI300X, a leaderboard with
-record history), every run of a FlashInfer operation with failed runs and of one with several
+The slice: every submission to `gpumode-amd-fp8-mm` at its first two workloads (AMD MI300X, a
+leaderboard of 98 submissions with record history), every run of a FlashInfer operation with failed runs and of one with several
 workloads, a few NVIDIA SOL-ExecBench runs (a source without a policy) and one row of each other
 table (serving tables included, which the import skips).
 """
@@ -19,9 +19,10 @@ import zstandard
 ROOT = Path(__file__).resolve().parents[3]
 EXPORT = ROOT / "sources/kernelindex/catalog-2026-08-16-0022af0b.jsonl.zst"
 FIXTURE = Path(__file__).with_name("fixture-export.jsonl.zst")
+LEADERBOARD, LEADERBOARD_WORKLOADS = "gpumode-amd-fp8-mm", 2
 # Operation slug → how many of its runs (in export order) the slice takes; None: all.
 OPERATIONS = {
-    "gpumode-amd-fp8-mm": 24,
+    "gpumode-amd-fp8-mm": None,
     "gemm-fp4-fp6-n2048-k2048": None,
     "gemm-n4096-k4096": 12,
     "013-gqa-paged-decode-h32-kv8-d128-ps1": 3,
@@ -43,6 +44,7 @@ def main() -> None:
     wanted_operations = {operations[slug]: limit for slug, limit in OPERATIONS.items()}
     taken: dict[str, set[str]] = defaultdict(set)
     counts: dict[str, int] = defaultdict(int)
+    workloads_of: dict[str, list[str]] = defaultdict(list)  # operation → its workloads taken
     for table, row in lines:
         if table != "benchmark_runs":
             continue
@@ -52,6 +54,12 @@ def main() -> None:
         limit = wanted_operations[operation]
         if limit is not None and counts[operation] >= limit:
             continue
+        # Of a leaderboard, every submission at its first two workloads.
+        seen = workloads_of[operation]
+        if row["workloadId"] not in seen:
+            if operation == operations[LEADERBOARD] and len(seen) == LEADERBOARD_WORKLOADS:
+                continue
+            seen.append(row["workloadId"])
         counts[operation] += 1
         taken["benchmark_runs"].add(row["id"])
         taken["sources"].add(row["sourceId"])

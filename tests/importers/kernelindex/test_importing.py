@@ -166,7 +166,7 @@ def test_the_import_checks_clean_and_twice_writes_the_same_bytes(tmp_path: Path)
     report = json.loads(first["_sources/gpumode-kernelbot.json"])
     assert report["licence"] == "June 9 Researcher Reciprocity License v1.0"
     assert report["copyright"] == "GPU Mode and the KernelBot dataset"
-    assert report["runs"] == {"passed": 24}
+    assert report["runs"] == {"passed": 196}
     assert run_main(FIXTURE, out).endswith("[exit 0]\n")
     assert snapshot(out) == first
     checked = check_content(out)
