@@ -149,16 +149,20 @@ def _told_apart(
 ) -> tuple[BoardBlock, ...]:
     """Boards whose titles would read the same (one GPU under two environments, two protocols)
     get the environment's and the protocol's names."""
-    titles: dict[str, int] = {}
-    for block in blocks:
-        titles[block.title] = titles.get(block.title, 0) + 1
+    alike: dict[str, list[Board]] = {}
+    for board, block in zip(boards, blocks, strict=True):
+        alike.setdefault(block.title, []).append(board)
     told = []
     for board, block in zip(boards, blocks, strict=True):
-        if titles[block.title] > 1:
+        same = alike[block.title]
+        parts = [block.title]
+        if len({b.environment for b in same}) > 1:
+            # Environments of one GPU differ in their software: their names say which.
             environment = lookup.catalog.get(board.environment)
-            where = title_of(environment) if environment else short(board.environment)
-            block = block._replace(title=f"{block.title} · {where} · {block.protocol.text}")
-        told.append(block)
+            parts.append(environment.name if environment else short(board.environment))
+        if len({b.protocol for b in same}) > 1:
+            parts.append(block.protocol.text)
+        told.append(block._replace(title=" · ".join(parts)))
     return tuple(told)
 
 
