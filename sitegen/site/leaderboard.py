@@ -367,10 +367,22 @@ def best_chart(
 
 
 def _axis_labels(board: Board) -> list[str]:
-    """Each workload as the chart's axis names it: its shape, without a dtype they all share."""
-    dtypes = {c.shape.dtype for c in board.cohorts}
-    shapes = [c.shape._replace(dtype="") if len(dtypes) == 1 else c.shape for c in board.cohorts]
-    return [shape.label() for shape in shapes]
+    """Each workload as the chart's axis names it: only what tells it from the board's other
+    workloads (the axes, scalars and dtype that vary), so that a label stays short."""
+    shapes = [c.shape for c in board.cohorts]
+    axes = [dict(s.axes) for s in shapes]
+    varying = {name for found in axes for name in found if len({a.get(name) for a in axes}) > 1}
+    scalars = len({s.scalars for s in shapes}) > 1
+    dtypes = len({s.dtype for s in shapes}) > 1
+    labels = []
+    for shape in shapes:
+        shown = shape._replace(
+            axes=tuple(a for a in shape.axes if a[0] in varying),
+            scalars=shape.scalars if scalars else (),
+            dtype=shape.dtype if dtypes else "",
+        )
+        labels.append(shown.label())
+    return labels
 
 
 def distribution_chart(
