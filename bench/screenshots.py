@@ -42,7 +42,9 @@ def main() -> None:
                 tab.goto(f"{base}/{path}", wait_until="networkidle")
                 _draw_every_chart(tab)
                 if "#" in path:
-                    tab.evaluate("location.hash && document.querySelector(location.hash)?.scrollIntoView()")
+                    tab.evaluate(
+                        "location.hash && document.querySelector(location.hash)?.scrollIntoView()"
+                    )
                     tab.wait_for_timeout(300)
                 tab.screenshot(path=str(args.out / f"{name}.png"))
                 tab.screenshot(

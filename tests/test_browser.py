@@ -208,7 +208,7 @@ def test_kernel_chart_reads_its_series_and_ticks_and_leads_to_a_run_and_back(
     assert page.locator("h1").inner_text().startswith("LayerNorm · ")
     assert page.locator("code.digest").inner_text().startswith("sha256:")
     assert "Is this the fastest here?" in page.locator("#rank-heading").inner_text()
-    page.locator(".ranking-here a", has_text="See it in its chart").click()
+    page.locator(".ranking-here a", has_text="See it on the kernel page").click()
     page.wait_for_url(f"{base_url}/kernels/liger-layer-norm/#{row_id}")
     target = page.locator(f"#{row_id}")
     assert target.is_visible() and target.evaluate("e => e.matches(':target')")

@@ -103,7 +103,10 @@ class LeaderboardContext(NamedTuple):
 def leaderboard_page(lookup: SiteLookup, kernel: Kernel) -> Page:
     path = lookup.urls.path_of(kernel.key) or ""
     boards = boards_of(kernel, lookup.records)
-    blocks = _told_apart(lookup, boards, [board_block(lookup, kernel, board) for board in boards])
+    anchored: set[str] = set()  # runs whose row has its id already: each id once a page
+    blocks = _told_apart(
+        lookup, boards, [board_block(lookup, kernel, board, anchored) for board in boards]
+    )
     operation = kernel.operation
     facts: list[Fact] = []
     operands: list[Operand] = []
@@ -166,13 +169,16 @@ def _told_apart(
     return tuple(told)
 
 
-def board_block(lookup: SiteLookup, kernel: Kernel, board: Board) -> BoardBlock:
+def board_block(
+    lookup: SiteLookup, kernel: Kernel, board: Board, anchored: set[str] | None = None
+) -> BoardBlock:
     values = [e.value.centre for c in board.cohorts for e in c.entries]
     scale = scale_for(board.unit, values)
     gpu = lookup.gpu_label(board.environment)
     protocol = lookup.catalog.get(board.protocol, "BenchmarkProtocol")
     measured = measured_words(board.metric, board.statistic)
-    cohorts = tuple(cohort_block(lookup, board, c, scale) for c in board.cohorts)
+    anchored = set() if anchored is None else anchored
+    cohorts = tuple(cohort_block(lookup, board, c, scale, anchored) for c in board.cohorts)
     chart, chart_summary = best_chart(lookup, board, scale, measured)
     spread, spread_summary = distribution_chart(board, scale, measured)
     return BoardBlock(
@@ -234,14 +240,15 @@ def entry_row(lookup: SiteLookup, entry: Entry, scale: Scale, anchored: set[str]
     )
 
 
-def cohort_block(lookup: SiteLookup, board: Board, cohort: Cohort, scale: Scale) -> CohortBlock:
-    anchored: set[str] = set()
+def cohort_block(
+    lookup: SiteLookup, board: Board, cohort: Cohort, scale: Scale, anchored: set[str]
+) -> CohortBlock:
     rows = tuple(entry_row(lookup, e, scale, anchored) for e in cohort.entries)
     label = cohort.shape.label()
     workload = lookup.catalog.get(cohort.workload)
     failed = tuple(
         FailedRow(
-            anchor=run_anchor(run.digest),
+            anchor=_once(run_anchor(run.digest), anchored),
             status=run.status.replace("_", " "),
             implementation=_implementation(lookup, lookup.series_of(run)),
             run=_run_link(lookup, run),
@@ -270,6 +277,14 @@ def cohort_block(lookup: SiteLookup, board: Board, cohort: Cohort, scale: Scale)
         compare=compare_href(lookup, best),
         authors=any(row.author for row in rows),
     )
+
+
+def _once(name: str, anchored: set[str]) -> str:
+    """`name` as an id, unless the page gave it already ("")."""
+    if name in anchored:
+        return ""
+    anchored.add(name)
+    return name
 
 
 def record_row(lookup: SiteLookup, board: Board, event: RecordEvent, scale: Scale) -> RecordRow:

@@ -2,9 +2,10 @@
 the rows its runs name by id: run `python tests/importers/kernelindex/make_fixture.py`.
 
 The slice: every submission to `gpumode-amd-fp8-mm` at its first two workloads (AMD MI300X, a
-leaderboard of 98 submissions with record history), every run of a FlashInfer operation with failed runs and of one with several
-workloads, a few NVIDIA SOL-ExecBench runs (a source without a policy) and one row of each other
-table (serving tables included, which the import skips).
+leaderboard of 98 submissions with record history), every run of a FlashInfer operation with
+failed runs and of one with several workloads, a few NVIDIA SOL-ExecBench runs (a source
+without a policy) and one row of each other table (serving tables included, which the import
+skips).
 """
 
 from __future__ import annotations
