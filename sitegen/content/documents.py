@@ -1,12 +1,19 @@
-"""One content file to resources: a resource, a stored run bundle, or the lines of a bulk file
-(`.jsonl`, `.jsonl.zst`: a resource or a bundle a line, FORMAT.md §4), each validated into a
-`LoadedResource` or reported as problems."""
+"""One content file to resources, in one pass: read → decode → parse → validate.
+
+A file holds one document (`.json`) or one a line (a bulk file, `.jsonl` or `.jsonl.zst`); a
+document is a resource or a stored run bundle `{run, protocol, environment}` (FORMAT.md §4).
+Each step either hands the next its value or reports why not, tied to the file (and the line
+of a bulk file): `read_documents` yields each document's bytes, `parse_document` decodes and
+parses them strictly, `validate_document` makes them `LoadedResource`s.
+"""
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -15,13 +22,14 @@ from sitegen.content.bulk import MAX_FILE_BYTES as MAX_BULK_FILE_BYTES
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.strict_json import parse_clean, parse_json, quote
 from sitegen.content.validate import describe, describe_errors, json_type
-from sitegen.content.walk import decode, open_file, read_bytes
+from sitegen.content.walk import open_file, read_bytes
 from sitegen.model.digest import API_VERSION, digest
 from sitegen.model.problems import Problem, Severity, json_path
 from sitegen.model.resources import KINDS
 from sitegen.model.values import text_warnings
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # one resource or bundle; the largest real one is ~5 KB
+BULK_BUFFER_BYTES = 1024 * 1024  # a bulk file is read in pieces of 1 KiB (compressed) or 1 MiB
 SHOWN_ESCAPED = "the format allows it; pages, feeds and terminals show it escaped"
 BUNDLE_KEYS = frozenset({"run", "protocol", "environment"})
 BUNDLE_ROLES = {
@@ -34,8 +42,7 @@ BUNDLE_ROLES = {
 def load_path(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
-    """The resources of one file: a bulk file's lines if it ends in `.jsonl` or `.jsonl.zst`,
-    else one document.
+    """Every resource of one file, read from disk.
 
     A failure of sitegen's own on one file is that file's problem: every other file is still
     checked, and none of this file's resources is used.
@@ -43,10 +50,8 @@ def load_path(
     found: list[LoadedResource] = []
     found_problems: list[Problem] = []
     try:
-        if is_bulk(str(path)):
-            load_bulk(path, shown, found, found_problems)
-        else:
-            load_file(path, shown, found, found_problems)
+        for place, data in read_documents(path, shown, found_problems):
+            load_document(data, place, found, found_problems)
     except Exception as error:  # reported, with the file, as a problem
         text = f"{type(error).__name__}: {error}"
         problems.append(
@@ -62,33 +67,48 @@ def load_path(
     problems += found_problems
 
 
-def load_file(
-    path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
-) -> None:
-    data = read_bytes(path, shown, MAX_FILE_BYTES, problems)
-    if data is not None:
-        load_data(data, shown, resources, problems)
-
-
-def load_data(
+def load_bytes(
     data: bytes, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
-    """One `.json` document's bytes, as read from a file."""
-    if len(data) > MAX_FILE_BYTES:
-        problems.append(
-            Problem(
-                shown, "-", f"file is {len(data):,} bytes, over the limit of {MAX_FILE_BYTES:,}"
-            )
-        )
+    """Every resource of one file held in memory (an import, before it is written), read as
+    `load_path` reads it from disk; `shown` ends as the file's name does."""
+    if is_bulk(shown):
+        lines = bulk_lines(io.BytesIO(data), shown.endswith(COMPRESSED_SUFFIX), shown, problems)
+        for number, line in lines:
+            load_document(line, f"{shown}:{number}", resources, problems)
+    else:
+        load_document(data, shown, resources, problems)
+
+
+# --- read -----------------------------------------------------------------------------------------
+
+
+def read_documents(
+    path: str | Path, shown: str, problems: list[Problem]
+) -> Iterator[tuple[str, bytes]]:
+    """Each document of a file as where it is shown and its bytes: a `.json` file whole, a
+    bulk file line by line (`FILE:LINE`), streamed. Nothing when the file cannot be read."""
+    if not is_bulk(str(path)):
+        data = read_bytes(path, shown, MAX_FILE_BYTES, problems)
+        if data is not None:
+            yield shown, data
         return
-    clean = parse_clean(data)
-    if clean is not None:
-        _load_value(clean, shown, resources, problems)
+    opened = open_file(path, shown, MAX_BULK_FILE_BYTES, problems)
+    if opened is None:
         return
-    text = decode(data, shown, problems)
-    if text is None:
-        return
-    _load_document(text, shown, resources, problems)
+    with io.BufferedReader(opened.handle, BULK_BUFFER_BYTES) as handle:
+        compressed = str(path).endswith(COMPRESSED_SUFFIX)
+        for number, line in bulk_lines(handle, compressed, shown, problems):
+            yield f"{shown}:{number}", line
+
+
+def load_document(
+    data: bytes, shown: str, resources: list[LoadedResource], problems: list[Problem]
+) -> None:
+    """One document's bytes: parsed, then validated into resources."""
+    value = parse_document(data, shown, problems)
+    if value is not None:
+        validate_document(value, shown, resources, problems)
 
 
 def load_resource_file(
@@ -97,54 +117,34 @@ def load_resource_file(
     """The one resource of `kind` a file must hold (an importer's input, such as the
     ExecutionEnvironment a contributor describes), checked as strictly as content."""
     data = read_bytes(path, shown, MAX_FILE_BYTES, problems)
-    if data is None:
-        return None
-    value = parse_clean(data)
+    value = None if data is None else parse_document(data, shown, problems)
     if value is None:
-        text = decode(data, shown, problems)
-        if text is None:
-            return None
-        parsed, value = _parse_document(text, shown, problems)
-        if not parsed:
-            return None
+        return None
     if isinstance(value, dict) and set(value) == BUNDLE_KEYS:
         problems.append(Problem(shown, "$", f"expected one {kind}, found a run bundle"))
         return None
     return validate_resource(value, shown, "", problems, expected_kind=kind)
 
 
-def load_bulk(
-    path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
-) -> None:
-    handle = open_file(path, shown, MAX_BULK_FILE_BYTES, problems)
-    if handle is not None:
-        with handle:
-            compressed = str(path).endswith(COMPRESSED_SUFFIX)
-            load_bulk_stream(handle, compressed, shown, resources, problems)
+# --- decode and parse -----------------------------------------------------------------------------
 
 
-def load_bulk_stream(
-    stream: IO[bytes],
-    compressed: bool,
-    shown: str,
-    resources: list[LoadedResource],
-    problems: list[Problem],
-) -> None:
-    """Each line of a bulk file, read as a `.json` file's bytes are, named `FILE:LINE`."""
-    for number, line in bulk_lines(stream, compressed, shown, problems):
-        load_data(line, f"{shown}:{number}", resources, problems)
-
-
-def _load_document(
-    text: str, shown: str, resources: list[LoadedResource], problems: list[Problem]
-) -> None:
-    parsed, value = _parse_document(text, shown, problems)
-    if parsed:
-        _load_value(value, shown, resources, problems)
-
-
-def _parse_document(text: str, shown: str, problems: list[Problem]) -> tuple[bool, Any]:
-    """(True, the value) of a strictly valid JSON text, else (False, None) and its problems."""
+def parse_document(data: bytes, shown: str, problems: list[Problem]) -> Any:
+    """The value of one document's bytes, strictly parsed; None, and its problems, when they
+    are not one (`null` is never a document: the format refuses it everywhere)."""
+    if len(data) > MAX_FILE_BYTES:
+        problems.append(
+            Problem(
+                shown, "-", f"file is {len(data):,} bytes, over the limit of {MAX_FILE_BYTES:,}"
+            )
+        )
+        return None
+    clean = parse_clean(data)  # the fast path: a document orjson wrote
+    if clean is not None:
+        return clean
+    text = _decode(data, shown, problems)
+    if text is None:
+        return None
     try:
         value, found = parse_json(text)
     except json.JSONDecodeError as error:
@@ -152,14 +152,37 @@ def _parse_document(text: str, shown: str, problems: list[Problem]) -> tuple[boo
         if message.endswith(" at"):  # "Invalid control character at": the place is in `where`
             message = message[:-3] + " in a string"
         problems.append(Problem(shown, f"{error.lineno}:{error.colno}", f"invalid JSON: {message}"))
-        return False, None
+        return None
     if found:
         problems.extend(Problem(shown, where, message) for where, message in found)
-        return False, None
-    return True, value
+        return None
+    return value
 
 
-def _load_value(
+def _decode(data: bytes, shown: str, problems: list[Problem]) -> str | None:
+    if data.startswith(b"\xef\xbb\xbf"):
+        problems.append(
+            Problem(shown, "-", "file starts with a byte order mark", "save as UTF-8 without BOM")
+        )
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        problems.append(
+            Problem(
+                shown,
+                f"line {line}",
+                f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})",
+            )
+        )
+        return None
+
+
+# --- validate -------------------------------------------------------------------------------------
+
+
+def validate_document(
     value: Any, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
     """A parsed document: a resource, a bundle, or a problem."""

@@ -9,7 +9,6 @@ read again.
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 import stat
@@ -20,8 +19,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import orjson
 
 from sitegen import process
-from sitegen.content.bulk import COMPRESSED_SUFFIX, is_bulk
-from sitegen.content.documents import load_bulk, load_bulk_stream, load_data, load_file, load_path
+from sitegen.content.bulk import is_bulk
+from sitegen.content.documents import load_bytes, load_path
 from sitegen.content.loaded import COMPACT_KINDS, DocumentStore, LoadedResource
 from sitegen.content.run_summary import KIND as SUMMARISED_KIND
 from sitegen.content.run_summary import RunSummary, summarise
@@ -199,11 +198,8 @@ def load_documents(files: Iterable[tuple[str, bytes]], label: str) -> LoadResult
         if relative.endswith(".md"):
             continue
         count += 1
-        if relative.endswith(".json"):
-            load_data(data, shown, resources, problems)
-        elif is_bulk(relative):
-            compressed = relative.endswith(COMPRESSED_SUFFIX)
-            load_bulk_stream(io.BytesIO(data), compressed, shown, resources, problems)
+        if relative.endswith(".json") or is_bulk(relative):
+            load_bytes(data, shown, resources, problems)
         else:
             problems.append(Problem(shown, "-", "unexpected file type", CONTENT_FILES))
     return LoadResult(resources, problems, count)
@@ -223,8 +219,6 @@ def load_files(paths: list[Path]) -> LoadResult:
         refusal = refuse_special(shown, stat.S_ISLNK(mode), stat.S_ISREG(mode))
         if refusal:
             problems.append(refusal)
-        elif is_bulk(path.name):
-            load_bulk(path, shown, resources, problems)
         else:
-            load_file(path, shown, resources, problems)
+            load_path(path, shown, resources, problems)
     return LoadResult(resources, problems, len(paths))

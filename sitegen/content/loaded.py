@@ -4,7 +4,7 @@ buffer the runs' documents live in after a parallel load (`DocumentStore`)."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -12,6 +12,8 @@ from sitegen.content.run_summary import KIND as SUMMARISED_KIND
 from sitegen.content.run_summary import RunSummary, summarise
 from sitegen.model.digest import canonical_json
 from sitegen.model.resources import KINDS, Resource
+
+AnyResource = TypeVar("AnyResource", bound=Resource)
 
 # Held as bytes after a parallel load: the kind there are millions of.
 COMPACT_KINDS = frozenset({"BenchmarkRun"})
@@ -201,6 +203,14 @@ class LoadedResource:
         if self._resource is None:
             self._resource = KINDS[self.kind].model_validate(self.document)
         return self._resource
+
+    def model(self, kind: type[AnyResource]) -> AnyResource:
+        """The resource as its kind's model, every field a typed attribute:
+        `entry.model(BenchmarkRun).spec.evidence`. TypeError if it is another kind."""
+        resource = self.resource
+        if not isinstance(resource, kind):
+            raise TypeError(f"{self.path}: a {self.kind}, not a {kind.__name__}")
+        return resource
 
     @property
     def spec(self) -> dict[str, Any]:

@@ -1,16 +1,17 @@
 """The content tree on disk: walked without following a link, read without trusting a byte.
 
 Content comes from strangers' pull requests: symlinks, special files, files swapped between the
-walk and the read, huge files and bad bytes are problems tied to the file, never crashes.
+walk and the read, and huge files are problems tied to the file, never crashes.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import NamedTuple
 
 from sitegen.content.bulk import is_bulk
 from sitegen.model.problems import Problem
@@ -78,6 +79,11 @@ def _entry_name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
+class OpenFile(NamedTuple):
+    handle: io.FileIO  # unbuffered: a read is one system call
+    size: int  # when it was opened
+
+
 def refuse_special(shown: str, symlink: bool, regular: bool) -> Problem | None:
     """Symlinks are never followed and only regular files are read (the type from a directory
     listing, `os.lstat`, or `os.fstat` of a descriptor opened with O_NOFOLLOW)."""
@@ -95,11 +101,9 @@ _READ_FLAGS = (
 )
 
 
-def open_file(
-    path: str | Path, shown: str, limit: int, problems: list[Problem]
-) -> IO[bytes] | None:
-    """A regular file of at most `limit` bytes opened to read (the caller closes it), else None
-    and the problem."""
+def open_file(path: str | Path, shown: str, limit: int, problems: list[Problem]) -> OpenFile | None:
+    """A regular file of at most `limit` bytes, opened to read (the caller closes it), and its
+    size; else None and the problem."""
     try:
         descriptor = os.open(path, _READ_FLAGS)
     except OSError as error:
@@ -119,55 +123,19 @@ def open_file(
         os.close(descriptor)
         problems.append(refusal)
         return None
-    return os.fdopen(descriptor, "rb")
+    return OpenFile(io.FileIO(descriptor, "rb"), found.st_size)
 
 
 def read_bytes(path: str | Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
-    try:
-        descriptor = os.open(path, _READ_FLAGS)
-    except OSError as error:
-        problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
+    """A regular file's bytes, at most `limit` of them; else None and the problem."""
+    opened = open_file(path, shown, limit, problems)
+    if opened is None:
         return None
-    try:
-        found = os.fstat(descriptor)
-        if refusal := refuse_special(
-            shown, stat.S_ISLNK(found.st_mode), stat.S_ISREG(found.st_mode)
-        ):
-            problems.append(refusal)
-            return None
-        size = found.st_size
-        if size > limit:
-            problems.append(
-                Problem(shown, "-", f"file is {size:,} bytes, over the limit of {limit:,}")
-            )
-            return None
-        data = os.read(descriptor, size + 1)  # one call: a regular file reads whole
-        if len(data) > size:  # it grew since fstat: read on, up to the limit
-            with os.fdopen(os.dup(descriptor), "rb") as handle:
-                data += handle.read(limit + 1 - len(data))
-    finally:
-        os.close(descriptor)
+    with opened.handle as handle:
+        data = handle.read(opened.size + 1) or b""  # one system call: a regular file reads whole
+        if len(data) > opened.size:  # it grew since it was opened: read on, up to the limit
+            data += handle.read(limit + 1 - len(data)) or b""
     if len(data) > limit:
         problems.append(Problem(shown, "-", f"file grew over the limit of {limit:,} bytes"))
         return None
     return data
-
-
-def decode(data: bytes, shown: str, problems: list[Problem]) -> str | None:
-    if data.startswith(b"\xef\xbb\xbf"):
-        problems.append(
-            Problem(shown, "-", "file starts with a byte order mark", "save as UTF-8 without BOM")
-        )
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        problems.append(
-            Problem(
-                shown,
-                f"line {line}",
-                f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})",
-            )
-        )
-        return None

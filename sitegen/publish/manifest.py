@@ -266,7 +266,9 @@ def parse_manifest(document: Any) -> Manifest:
         if not _KERNEL_KEY.fullmatch(key):
             raise ManifestError(f"{where}.key: not a kernel key: {key!r}")
         kernels.append(
-            KernelInfo(key, _text(kernel.get("title"), f"{where}.title"), _path(kernel, where))
+            KernelInfo(
+                key, _text(kernel.get("title"), f"{where}.title", free=True), _path(kernel, where)
+            )
         )
     entries = []
     for number, item in enumerate(_list(top.get("resources"), "resources")):
@@ -314,7 +316,7 @@ def _entry(item: Any, where: str) -> Entry:
         digest=digest_value,
         kind=kind,
         name=_text(entry.get("name"), f"{where}.name"),
-        title=_text(entry.get("title"), f"{where}.title"),
+        title=_text(entry.get("title"), f"{where}.title", free=True),
         path=_path(entry, where),
         source=_text(entry.get("source"), f"{where}.source"),
         metadata=_digest(entry.get("metadata"), f"{where}.metadata"),
@@ -341,10 +343,10 @@ def _run(item: Any, where: str) -> RunInfo:
 
     return RunInfo(
         identity=_digest(run.get("identity"), f"{where}.identity"),
-        pass_name=_text(run.get("pass"), f"{where}.pass"),
-        gpu=_text(run.get("gpu"), f"{where}.gpu"),
-        implementation=_text(run.get("implementation"), f"{where}.implementation"),
-        shape=_text(run.get("shape"), f"{where}.shape"),
+        pass_name=_text(run.get("pass"), f"{where}.pass", free=True),
+        gpu=_text(run.get("gpu"), f"{where}.gpu", free=True),
+        implementation=_text(run.get("implementation"), f"{where}.implementation", free=True),
+        shape=_text(run.get("shape"), f"{where}.shape", free=True),
         status=_text(run.get("status"), f"{where}.status"),
         observed_at=_text(run.get("observedAt"), f"{where}.observedAt"),
         metric=optional("metric"),
@@ -369,9 +371,13 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _text(value: Any, where: str) -> str:
+def _text(value: Any, where: str, free: bool = False) -> str:
+    """A string of at most MAX_TEXT characters; one line of plain text unless `free` (content's
+    own text, which the format lets hold any character: whatever shows it escapes them)."""
     if not isinstance(value, str) or len(value) > MAX_TEXT:
         raise ManifestError(f"{where}: expected a string of at most {MAX_TEXT} characters")
+    if free:
+        return value
     try:
         return check_line(value)
     except ValueError as error:

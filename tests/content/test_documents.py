@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitegen.content.documents import load_data
+from sitegen.content.documents import load_bytes
 from sitegen.content.loaded import LoadedResource
 from sitegen.model.problems import Problem
 from sitegen.pipeline import build_site, check_documents
@@ -57,7 +57,7 @@ json_values = st.recursive(
 def _load(data: bytes) -> tuple[list[LoadedResource], list[Problem]]:
     resources: list[LoadedResource] = []
     problems: list[Problem] = []
-    load_data(data, "content/x.json", resources, problems)
+    load_bytes(data, "content/x.json", resources, problems)
     assert bool(resources) != bool(problems) or not resources
     return resources, problems
 

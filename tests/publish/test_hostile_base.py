@@ -16,7 +16,8 @@ import pytest
 
 from sitegen.cli import main
 from sitegen.pipeline import build_site
-from sitegen.publish.baseline import BaseError, fetch_manifest
+from sitegen.publish.baseline import BaseError, fetch_manifest, read_manifest
+from sitegen.publish.compare import md
 from tests.conftest import FIXTURES, http_served
 from tests.pull_request import make_pull_request
 from tests.test_pipeline import tree
@@ -49,6 +50,13 @@ def _with(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]]
 def _title(value: str) -> Callable[[dict[str, Any]], None]:
     def change(document: dict[str, Any]) -> None:
         document["resources"][0]["title"] = value
+
+    return change
+
+
+def _source(value: str) -> Callable[[dict[str, Any]], None]:
+    def change(document: dict[str, Any]) -> None:
+        document["resources"][0]["source"] = value
 
     return change
 
@@ -101,9 +109,9 @@ HOSTILE: list[tuple[str, Callable[[dict[str, Any]], str], str]] = [
         'not a manifest sitegen reads: version: duplicate key "version"',
     ),
     (
-        "bidi-title",
-        _with(_title("LayerNorm \u202eevil")),
-        "resources[0].title: holds the bidirectional control U+202E at character 11",
+        "bidi-source",
+        _with(_source("liger\u202eevil")),
+        "resources[0].source: holds the bidirectional control U+202E at character 6",
     ),
     (
         "markup-in-site",
@@ -229,3 +237,16 @@ def test_an_output_unchanged_by_a_failed_base(
     base.write_text("[" * 100_000)
     assert main(["diff", str(base), str(SITE_CONTENT)]) == 2
     assert tree(out) == before
+
+
+def test_content_text_in_a_base_may_hold_what_the_format_allows(
+    manifest: dict[str, Any], tmp_path: Path
+) -> None:
+    """A title may hold a bidirectional control (a warning in content): the base that lists it
+    is read, and the Markdown comment shows it neutralised."""
+    path = tmp_path / "manifest.json"
+    path.write_text(_with(_title("LayerNorm \u202eevil\u2028x"))(manifest), encoding="utf-8")
+    base, _ = read_manifest(str(path), cwd=tmp_path)
+    titles = [entry.title for entry in base.entries]
+    assert "LayerNorm \u202eevil\u2028x" in titles
+    assert md("LayerNorm \u202eevil\u2028x") == "LayerNorm  evil x"
