@@ -27,6 +27,7 @@ from sitegen.site.search import search_tags
 from sitegen.site.verdicts import WinsLine, leaderboard_kernel
 
 ROWS_SHOWN = 10  # a cohort's best, in view; the rest behind a disclosure
+COMPACT_ROWS = 3  # workloads of at most this many runs share one table (a trace's calls)
 DISTRIBUTION_FROM = 20  # implementations in a cohort from which their distribution is drawn
 
 
@@ -87,6 +88,8 @@ class BoardBlock(NamedTuple):
     distribution_summary: str
     cohorts: tuple[CohortBlock, ...]
     runs: str  # how many, written out
+    compact: bool = False  # one table for every workload: each holds a few runs
+    authors: bool = False  # whether any implementation here names its authors
 
 
 class LeaderboardContext(NamedTuple):
@@ -198,6 +201,8 @@ def board_block(
         distribution_summary=spread_summary,
         cohorts=cohorts,
         runs=f"{board.runs:,}",
+        compact=len(cohorts) > 1 and all(c.ranked + len(c.failed) <= COMPACT_ROWS for c in cohorts),
+        authors=any(c.authors for c in cohorts),
     )
 
 
