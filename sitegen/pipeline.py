@@ -26,6 +26,7 @@ from sitegen.content.load import (
     load_content,
     load_documents,
 )
+from sitegen.content.records import load_records
 from sitegen.content.reports import load_reports
 from sitegen.model.problems import Problem, Severity, errors, promote_warnings
 from sitegen.model.values import source_date
@@ -227,6 +228,8 @@ def _build(
             return BuiltSite(checked, None, 0, 0, 0, [])
         with _stage(progress, "analyse"):  # done by the check: what is left is the reports
             reports, warnings = load_reports(content_dir)
+            records, record_warnings = load_records(content_dir)
+            warnings += record_warnings
             analysis = checked.analysis
         if search and binary is None:
             warnings.append(
@@ -258,6 +261,7 @@ def _build(
             baseline,
             changes,
             keyed=state is not None,
+            records=records,
             escapes_text=any(p.hint == SHOWN_ESCAPED for p in checked.problems),
         )
         site = plan_site(inputs)
@@ -317,6 +321,7 @@ def _site_key(site: Site, inputs: SiteInputs) -> str:
         inputs.urls,
         [(k.key, k.title, k.slug) for k in inputs.analysis.kernels],
         inputs.reports,
+        inputs.records,
         inputs.deployment,
         inputs.build_date,
         site.banner,

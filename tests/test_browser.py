@@ -10,7 +10,9 @@ proven to draw under the production Content-Security-Policy.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import re
 import shutil
@@ -145,6 +147,23 @@ def hostile_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def kernelindex_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A slice of kernelindex.dev's export imported and built: a leaderboard on an AMD GPU,
+    FlashInfer traces with failed runs, a record history. The site's URL and folder."""
+    from sitegen.importers.kernelindex.importing import main as import_export
+    from tests.importers.kernelindex.test_importing import FIXTURE
+
+    root = tmp_path_factory.mktemp("kernelindex")
+    (root / "content").mkdir()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert import_export(FIXTURE, root / "content" / "kernelindex", []) == 0
+    out = root / "public"
+    assert build_site(root / "content", out).out_dir is not None
+    for url in _serve(out):
+        yield url, out
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
     with sync_playwright() as playwright:
@@ -215,12 +234,51 @@ def test_kernel_chart_reads_its_series_and_ticks_and_leads_to_a_run_and_back(
     assert page.locator("h1").inner_text().startswith("LayerNorm · ")
     assert page.locator("code.digest").inner_text().startswith("sha256:")
     assert "Is this the fastest here?" in page.locator("#rank-heading").inner_text()
-    page.locator(".ranking-here a", has_text="See it in its chart").click()
+    page.locator(".ranking-here a", has_text="See it on the kernel page").click()
     page.wait_for_url(f"{base_url}/kernels/liger-layer-norm/#{row_id}")
     target = page.locator(f"#{row_id}")
     assert target.is_visible() and target.evaluate("e => e.matches(':target')")
     chart = target.locator("xpath=ancestor::figure[1]").locator(".chart")
     chart.locator(".main-svg").first.wait_for(timeout=20_000)  # its chart, drawn on arrival
+    assert problems == []
+
+
+def _first_run_page(out: Path, marker: str) -> str:
+    """The site path of the first run page (by path) whose HTML holds `marker`."""
+    for path in sorted((out / "runs").glob("*/index.html")):
+        if marker in path.read_text(encoding="utf-8"):
+            return f"runs/{path.parent.name}/"
+    raise AssertionError(f"no run page holds {marker!r}")
+
+
+def test_the_kernelindex_catalog_pages_open_and_draw(
+    browser: Browser, kernelindex_site: tuple[str, Path]
+) -> None:
+    """A leaderboard, a FlashInfer trace operation, an AMD GPU, a failed run and a run with
+    its record history: each opens without an error, and shows what it is for."""
+    url, out = kernelindex_site
+    problems: list[str] = []
+    board = open_page(browser, f"{url}/kernels/gpumode-amd-fp8-mm/", problems)
+    assert board.locator("section.board h2").first.inner_text().startswith("Mean latency on AMD")
+    draw_all(board)
+    assert board.locator(".chart .main-svg").count() >= 1
+    first = board.locator("table.ranking").first
+    assert first.locator("tbody tr").count() == 10  # the best ten; the rest one click away
+    rest = board.locator("details.rest").first
+    rest.locator("summary").click()
+    assert rest.locator("tbody tr").first.is_visible()
+    history = board.locator("details.records").first
+    history.locator("summary").click()
+    assert "first record" in history.inner_text()
+    trace = open_page(browser, f"{url}/kernels/gemm-n4096-k4096/", problems)
+    draw_all(trace)
+    assert "Mean latency" in trace.locator(".chart-block h4").first.inner_text()
+    gpu = open_page(browser, f"{url}/gpus/gpumode-kernelbot-amd-instinct-mi300x/", problems)
+    assert "Leaderboards on this GPU" in gpu.locator("#leaders-heading").inner_text()
+    failed = open_page(browser, f"{url}/{_first_run_page(out, 'status-compile_error')}", problems)
+    assert "never ranked" in failed.locator("p.note").first.inner_text()
+    record = open_page(browser, f"{url}/{_first_run_page(out, 'records-heading')}", problems)
+    assert record.locator("section.records tr.this-run").count() >= 1
     assert problems == []
 
 

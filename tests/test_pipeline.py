@@ -139,7 +139,7 @@ def test_machine_readable_outputs(site: Path) -> None:
 
 def test_every_page_has_its_open_graph_meta(site: Path) -> None:
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) == 59
+    assert len(pages) == 60  # the sources page among them
     for path in pages:
         html = path.read_text()
         meta = dict(re.findall(r'<meta property="og:(\w+)" content="([^"]*)">', html))
@@ -176,7 +176,7 @@ def test_no_absolute_paths_or_cdn(site: Path) -> None:
             assert b"cdn.plot.ly" not in text and b"cdn.jsdelivr" not in text, path
 
 
-def test_export_only_tree_gets_a_kernel_chart(tmp_path: Path) -> None:
+def test_export_only_tree_gets_a_kernel_page_ranking_its_run(tmp_path: Path) -> None:
     content = tmp_path / "content"
     content.mkdir()
     shutil.copy(REFERENCE / "layer-norm-backward-liger-h100.json", content)
@@ -184,10 +184,14 @@ def test_export_only_tree_gets_a_kernel_chart(tmp_path: Path) -> None:
     assert built.out_dir is not None
     twin = json.loads((tmp_path / "out" / "kernels" / "layer-norm" / "index.json").read_text())
     assert twin["kernel"]["title"] == "LayerNorm"
-    chart = twin["passes"][0]["gpus"][0]["charts"][0]
-    assert twin["passes"][0]["pass"] == "backward"
-    assert chart["chart"]["data"][0]["name"] == "Liger"  # the importer's name for `liger`
-    assert chart["chart"]["data"][0]["x"] == [16384]  # from the externalId's caseKey
+    # One workload: a ranked table (a leaderboard), not a chart of one point.
+    (board,) = twin["leaderboards"]
+    (cohort,) = board["cohorts"]
+    assert board["metric"] == "latency" and board["statistic"] == "median"
+    assert [entry["rank"] for entry in cohort["ranked"]] == [1]
+    html = (tmp_path / "out" / "kernels" / "layer-norm" / "index.html").read_text()
+    assert "hidden=16384" in html  # the shape, from the externalId's caseKey
+    assert "Median latency on NVIDIA H100" in html
 
 
 def test_base_url(tmp_path: Path) -> None:
@@ -217,13 +221,13 @@ def test_cli_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     line = capsys.readouterr().out.strip()
     # The search index's time apart, its pages, and the size of its files.
     assert re.fullmatch(
-        r"built 59 pages \(28 runs\) in \d+\.\d s, of which the search index \d+\.\d s "
+        r"built 60 pages \(28 runs\) in \d+\.\d s, of which the search index \d+\.\d s "
         rf"\(48 pages, \d+\.\d MiB\) → {re.escape(str(out))}",
         line,
     ), line
     assert main(["build", str(SITE_CONTENT), "--out", str(out), "--no-search"]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith("built 59 pages (28 runs) in ") and line.endswith(f" s → {out}")
+    assert line.startswith("built 60 pages (28 runs) in ") and line.endswith(f" s → {out}")
     assert not (out / "pagefind").exists()
 
 

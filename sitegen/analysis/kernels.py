@@ -141,7 +141,9 @@ class Analysis(NamedTuple):
 
 
 def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:
-    """The timed pass: from the protocol's name or title, else the run's title or benchmark."""
+    """The timed pass: from the protocol's name or title, else (without the protocol) the run's
+    title or benchmark. A protocol that names no pass times none: a leaderboard's title goes on
+    with its case (`amd-fp8-mm · submission 18667 · case 1`), which is no pass."""
     if protocol is not None:
         match = _PASS_SUFFIX.search(protocol.name)
         if match:
@@ -149,6 +151,7 @@ def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:
         match = _PASS_IN_TITLE.search(protocol.title or "")
         if match:
             return match.group(1)
+        return "unspecified"
     if summary.title_parts:
         return summary.title_parts[2]
     if summary.benchmark:
@@ -172,6 +175,11 @@ def analyse(catalog: Catalog) -> Analysis:
     """Derive every run's facts, then each kernel's runs, implementations, passes and GPUs."""
     shapes: dict[str, Shape] = {
         w.digest: _workload_shape(w) for w in catalog.of_kind("WorkloadCase")
+    }
+    # A suite is measured as one workload: its shape is how many cases it holds.
+    shapes |= {
+        w.digest: Shape((("cases", len(w.spec["cases"])),), "", ())
+        for w in catalog.of_kind("WorkloadSuite")
     }
     facts: dict[str, RunFacts] = {}
     for entry in sorted(catalog.of_kind("BenchmarkRun"), key=lambda e: e.digest):

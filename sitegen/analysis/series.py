@@ -81,6 +81,18 @@ def metrics_of(run: RunFacts) -> tuple[tuple[str, str], ...]:
     return tuple((v.metric, v.unit) for v in run.values) or ((LATENCY, "ns"),)
 
 
+def statistic_of(cells: Iterable[Cell]) -> str:
+    """The statistic the cells' values are, as their protocol reports it (`median`, `mean`,
+    `geomean`); "" when none has a value. A cohort's runs share one protocol, so one."""
+    return next((cell.value.statistic for cell in cells if cell.value is not None), "")
+
+
+def measured_words(metric: str, statistic: str) -> str:
+    """What a value is: `median latency`, `mean latency`, `geomean score`, `peak memory`."""
+    name = metric.replace("_", " ")
+    return f"{statistic} {name}" if statistic and statistic != "unspecified" else name
+
+
 def _pass_section(kernel: Kernel, pass_name: str, runs: list[RunFacts]) -> PassSection:
     series = kernel.series_by_key
     baseline_key = kernel.baseline_of(pass_name)
@@ -163,6 +175,11 @@ def _charts(kernel: Kernel, runs: list[RunFacts], baseline: Series | None) -> tu
                 )
             )
     return tuple(found)
+
+
+def sweeps(shapes: dict[str, Shape]) -> list[tuple[str | None, Shape, list[str]]]:
+    """The charts workloads of these shapes are drawn in: (swept axis, the rest, workloads)."""
+    return _sweeps(shapes)
 
 
 def _sweeps(shapes: dict[str, Shape]) -> list[tuple[str | None, Shape, list[str]]]:

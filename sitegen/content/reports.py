@@ -51,6 +51,11 @@ class SourceReport(NamedTuple):
     facts: tuple[tuple[str, str, str | None], ...]  # (label, text, https link or None)
     skipped: int | None
     reasons: tuple[tuple[str, int], ...]  # why rows were skipped, most frequent first
+    terms: str | None = None  # the source's terms of use, in its words
+    url: str | None = None  # an https page stating the terms
+    verified: str | None = None  # when the terms were last checked (a date)
+    freshness_days: int | None = None  # how many days old its newest data may be, as it promises
+    newest_run: str | None = None  # the instant of the newest run imported
 
 
 def report_matches(report: SourceReport, attribution: Attribution) -> bool:
@@ -62,17 +67,50 @@ def report_matches(report: SourceReport, attribution: Attribution) -> bool:
     )
 
 
+def data_folders(content_dir: Path, name: str) -> list[tuple[Path, str]]:
+    """The folders named `name` an import may leave site data in, with their paths as shown:
+    the tree's own (`_sources`), and one in each folder an importer owns (`kernelindex/_sources`).
+    Links are not followed."""
+    found: list[tuple[Path, str]] = []
+    try:
+        subfolders = sorted(
+            entry.name
+            for entry in os.scandir(content_dir)
+            if entry.is_dir(follow_symlinks=False) and not entry.name.startswith((".", "_"))
+        )
+    except OSError:
+        return found
+    for shown in [name, *(f"{sub}/{name}" for sub in subfolders)]:
+        folder = content_dir / shown
+        try:
+            if stat.S_ISDIR(os.lstat(folder).st_mode):
+                found.append((folder, shown))
+        except OSError:
+            continue
+    return found
+
+
 def load_reports(content_dir: Path) -> tuple[dict[str, SourceReport], list[str]]:
-    """Reports by file name; plus a warning line per report that could not be used."""
-    folder = content_dir / "_sources"
+    """Reports by path (`_sources/x.json`, `kernelindex/_sources/y.json`); plus a warning line
+    per report that could not be used."""
     reports: dict[str, SourceReport] = {}
     warnings: list[str] = []
-    try:
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
-            return reports, warnings
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return reports, warnings
+    for folder, shown in data_folders(content_dir, "_sources"):
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        _load_folder(folder, shown, names, reports, warnings)
+    return reports, warnings
+
+
+def _load_folder(
+    folder: Path,
+    shown: str,
+    names: list[str],
+    reports: dict[str, SourceReport],
+    warnings: list[str],
+) -> None:
     for name in names:
         path = folder / name
         if not name.endswith(".json") or name.startswith("."):
@@ -86,10 +124,11 @@ def load_reports(content_dir: Path) -> tuple[dict[str, SourceReport], list[str]]
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError, RecursionError) as error:
-            warnings.append(f"_sources/{name}: ignored ({error})")
+            warnings.append(f"{shown}/{name}: ignored ({error})")
             continue
-        reports[name] = _report(name, data)
-    return reports, warnings
+        # The tree's own reports keep their bare names, as before a folder could hold some.
+        key = name if shown == "_sources" else f"{shown}/{name}"
+        reports[key] = _report(name, data)
 
 
 def _text(value: Any) -> str | None:
@@ -165,6 +204,7 @@ def _report(file_name: str, data: dict[str, Any]) -> SourceReport:
                 facts.append(
                     (f"Runs: {str(metric).replace('_', ' ')}"[:MAX_TEXT], f"{count:,}", None)
                 )
+    url = text("url")
     reasons = _reasons(merged)
     skipped = _count(merged.get("skipped"))
     if skipped is None and reasons:
@@ -180,6 +220,11 @@ def _report(file_name: str, data: dict[str, Any]) -> SourceReport:
         facts=tuple(facts),
         skipped=skipped,
         reasons=reasons,
+        terms=text("terms"),
+        url=url if url and _is_https(url) else None,
+        verified=text("verified"),
+        freshness_days=_count(merged.get("freshnessDays")),
+        newest_run=text("newestRun"),
     )
 
 

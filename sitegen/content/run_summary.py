@@ -21,6 +21,10 @@ LATENCY = "latency"
 TITLE_SEPARATOR = " · "
 # Spread statistics in order of preference: p20/p80 (triton's do_bench), then p05/p95.
 SPREADS = (("p20", "p80"), ("p05", "p95"))
+# A value's centre, in order of preference; else any statistic that is not a spread's bound
+# (a leaderboard's `geomean` score, or `unspecified` where the source does not say).
+CENTRES = ("median", "mean", "geomean")
+NOT_CENTRES = frozenset({"p05", "p20", "p80", "p95", "minimum", "maximum", "mad"})
 
 
 # Named tuples, as the site's records: made in C once per run, and cheap to define at start.
@@ -48,7 +52,7 @@ class Value(NamedTuple):
 
     metric: str  # `latency` (ns) or a measurement metric such as `peak_memory`
     unit: str
-    statistic: str  # median or mean
+    statistic: str  # median, mean, geomean …: the statistic the source reports as the value
     centre: float
     low: float | None
     high: float | None
@@ -150,7 +154,7 @@ def values_of(spec: dict[str, Any]) -> tuple[Value, ...]:
     for (metric, unit), statistics in sorted(
         by_metric.items(), key=lambda i: (i[0][0] != LATENCY, i[0])
     ):
-        statistic = "median" if "median" in statistics else "mean" if "mean" in statistics else None
+        statistic = _centre_of(statistics)
         if statistic is None:
             continue
         low = high = None
@@ -167,3 +171,11 @@ def values_of(spec: dict[str, Any]) -> tuple[Value, ...]:
         names = (sys.intern(metric), sys.intern(unit), sys.intern(statistic))
         found.append(Value(*names, statistics[statistic], low, high, spread))
     return tuple(found)
+
+
+def _centre_of(statistics: dict[str, float]) -> str | None:
+    for statistic in CENTRES:
+        if statistic in statistics:
+            return statistic
+    others = sorted(set(statistics) - NOT_CENTRES)
+    return others[0] if others else None

@@ -28,7 +28,7 @@ class Provider(NamedTuple):
 
 
 # The importers that ship with sitegen, by module: imported (and so registered) on first use.
-BUILTIN = ("sitegen.importers.liger",)
+BUILTIN = ("sitegen.importers.kernelindex", "sitegen.importers.liger")
 
 
 class Importer(Protocol):

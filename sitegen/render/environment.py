@@ -38,7 +38,16 @@ from sitegen.render.errors import RenderError
 from sitegen.user_cache import private_cache_folder, read_private, user_cache_dir, write_private
 
 # Macros of _macros.html every template may call as globals (importing them cost each render).
-MACROS = ("link", "table", "run_table", "identity", "pager", "chart_figure", "frontier_figure")
+MACROS = (
+    "link",
+    "table",
+    "run_table",
+    "identity",
+    "pager",
+    "chart_figure",
+    "frontier_figure",
+    "entry_row",
+)
 TEMPLATE_FOLDER = "templates"  # in the user's cache folder
 COMPILED_LIMIT = 1 << 24  # bytes: a compiled template is tens of kilobytes
 FACTS_CACHE = 4096  # distinct fact lists kept rendered: a protocol's block on each of its runs

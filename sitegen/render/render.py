@@ -22,7 +22,16 @@ from sitegen.site.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-NAV_SECTIONS = ("kernels", "gpus", "implementations", "projects", "protocols", "workloads", "runs")
+NAV_SECTIONS = (
+    "kernels",
+    "gpus",
+    "implementations",
+    "projects",
+    "protocols",
+    "workloads",
+    "runs",
+    "sources",
+)
 
 
 @dataclass(frozen=True)

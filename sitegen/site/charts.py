@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sitegen.analysis.series import Chart
+from sitegen.analysis.series import Chart, statistic_of
 from sitegen.content.run_summary import LATENCY
 from sitegen.site.format import Scale, metric_name
 
@@ -115,7 +115,10 @@ def chart_spec(
             xaxis["tickvals"] = ticks
             xaxis["ticktext"] = [tick_text(t) for t in ticks]
             xaxis["range"] = log_range(ticks)
-    measured = ("median " if chart.metric == LATENCY else "") + metric_name(chart.metric)
+    statistic = statistic_of(cell for row in chart.rows for cell in row.cells)
+    measured = (f"{statistic} " if chart.metric == LATENCY and statistic else "") + metric_name(
+        chart.metric
+    )
     yaxis: dict[str, Any] = {
         "title": {"text": f"{plotly_text(measured)} ({plotly_text(scale.unit)})"},
         "automargin": True,

@@ -118,6 +118,29 @@ def workload_groups(spec: dict[str, Any], kernel: Link, known: bool) -> list[Fac
     ]
 
 
+def suite_groups(spec: dict[str, Any], kernel: Link, known: bool) -> list[FactGroup]:
+    """A WorkloadSuite: the cases measured as one workload, and how they are aggregated."""
+    aggregation = spec["aggregation"]
+    facts = (
+        Fact("Kernel", kernel.text, kernel.href, code=not known),
+        Fact("Cases", f"{len(spec['cases']):,}"),
+        Fact("Aggregated as", f"{aggregation['statistic']} {aggregation['metric']}"),
+    )
+    cases = tuple(
+        Fact(
+            f"Case {case['externalId']}",
+            ", ".join(f"{name}={value:,}" for name, value in case["axes"].items()) or "no axes",
+        )
+        for case in spec["cases"]
+    )
+    correctness = tuple(Fact(k, str(v)) for k, v in spec["correctness"].items())
+    return [
+        FactGroup("Suite", facts),
+        FactGroup("Cases", cases),
+        FactGroup("Correctness", correctness),
+    ]
+
+
 def implementation_groups(
     entry: LoadedResource, kernel: Link, known: bool, project: Link | None
 ) -> list[FactGroup]:
@@ -169,18 +192,33 @@ def implementation_groups(
         Fact(k.capitalize(), " ".join(v.values()) if isinstance(v, dict) else v)
         for k, v in spec["licensing"].items()
     )
-    if "source" in spec:
-        source = spec["source"]
-        size = f"{source['sizeBytes']:,} bytes" if "sizeBytes" in source else ""
-        text = " · ".join(part for part in (source.get("fileName"), size) if part)
-        facts.append(Fact("Source file", text or source["contentDigest"]))
-        facts.append(Fact("Source digest", source["contentDigest"], code=True))
+    for author in entry.metadata.get("authors") or ():
+        name = author.get("name") or author.get("github") or ""
+        github = author.get("github")
+        facts.append(Fact("Author", name, f"https://github.com/{github}" if github else None))
+    source_facts = list(_source_facts(spec.get("source") or {}))
     return [
         FactGroup("Implementation", tuple(facts)),
+        FactGroup("Source file", tuple(source_facts)),
         FactGroup("Support", tuple(support_facts)),
         FactGroup("Build variants", tuple(build)),
         FactGroup("Licensing", licensing or (Fact("Licence", "not declared"),)),
     ]
+
+
+def _source_facts(source: dict[str, Any]) -> list[Fact]:
+    """The implementation's source: its file (name, size, content digest), or where it is."""
+    facts = []
+    if "fileName" in source:
+        facts.append(Fact("File", source["fileName"], code=True))
+    if "sizeBytes" in source:
+        facts.append(Fact("Size", f"{source['sizeBytes']:,} bytes"))
+    if "contentDigest" in source:
+        facts.append(Fact("Content digest", source["contentDigest"], code=True))
+    if "repository" in source:
+        text = " ".join(str(source[k]) for k in ("repository", "commit", "path") if k in source)
+        facts.append(Fact("Repository", text, source["repository"]))
+    return facts
 
 
 def project_facts(spec: dict[str, Any]) -> tuple[Fact, ...]:

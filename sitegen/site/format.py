@@ -45,6 +45,7 @@ def scale(metric: str, unit: str) -> float:
 KIND_WORDS = {
     "OperationSpec": "kernel",
     "WorkloadCase": "workload",
+    "WorkloadSuite": "workload suite",
     "ImplementationRevision": "implementation",
     "SoftwareProject": "project",
     "BenchmarkProtocol": "protocol",

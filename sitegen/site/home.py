@@ -45,6 +45,8 @@ class SourceBlock(NamedTuple):
     runs: int
     facts: tuple[Fact, ...]
     reasons: tuple[tuple[str, int], ...]  # why rows were skipped, most frequent first
+    sources: tuple[str, ...] = ()  # the `sourceNative.source` ids it credits
+    report: SourceReport | None = None  # the first import report describing it
 
     @property
     def runs_counted(self) -> str:
@@ -140,13 +142,19 @@ def source_blocks(lookup: SiteLookup) -> tuple[SourceBlock, ...]:
         attribution = Attribution(min(sources), name, licence, copyright_text, repository)
         facts = [Fact("Source ids", ", ".join(sorted(sources)), code=True)]
         reasons: tuple[tuple[str, int], ...] = ()
+        described: SourceReport | None = None
         for file_name, report in sorted(reports.items()):
             if not any(report_matches(report, attribution_for(s)) for s in sources):
                 continue
             used.add(file_name)
-            facts += report_facts(report)
+            facts += report_facts(report, file_name)
             reasons = reasons or report.reasons
-        blocks.append(SourceBlock(attribution, count, tuple(facts), reasons))
+            described = described or report
+        blocks.append(
+            SourceBlock(
+                attribution, count, tuple(facts), reasons, tuple(sorted(sources)), described
+            )
+        )
     for file_name, report in sorted(reports.items()):
         if file_name in used:
             continue
@@ -157,18 +165,25 @@ def source_blocks(lookup: SiteLookup) -> tuple[SourceBlock, ...]:
             report.copyright or "",
             report.repository,
         )
-        blocks.append(SourceBlock(attribution, 0, tuple(report_facts(report)), report.reasons))
+        shown = tuple(report_facts(report, file_name))
+        blocks.append(SourceBlock(attribution, 0, shown, report.reasons, (), report))
     return tuple(blocks)
 
 
-def report_facts(report: SourceReport) -> list[Fact]:
-    facts = [Fact("Import report", f"_sources/{report.file}", code=True)]
+def report_facts(report: SourceReport, path: str) -> list[Fact]:
+    """`path`: the report's key in the site's reports (`_sources/` is implied for a bare name)."""
+    shown = path if "/" in path else f"_sources/{path}"
+    facts = [Fact("Import report", shown, code=True)]
     if report.repository:
         facts.append(Fact("Upstream repository", report.repository, report.repository))
     if report.commit:
         facts.append(Fact("Upstream commit", report.commit, code=True))
     if report.licence:
         facts.append(Fact("Licence (as reported)", report.licence))
+    if report.terms:
+        facts.append(Fact("Terms", report.terms, report.url))
+    if report.verified:
+        facts.append(Fact("Terms verified", report.verified))
     facts += [Fact(label, text, link) for label, text, link in report.facts]
     if report.skipped is not None:
         facts.append(Fact("Rows skipped", f"{report.skipped:,}"))

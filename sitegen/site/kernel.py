@@ -11,7 +11,14 @@ from typing import Any, NamedTuple
 from sitegen.analysis.frontier import frontiers_of
 from sitegen.analysis.kernels import Kernel, RunFacts, Series
 from sitegen.analysis.releases import histories_of
-from sitegen.analysis.series import Cell, Chart, PassSection, metrics_of, passes_of
+from sitegen.analysis.series import (
+    Cell,
+    Chart,
+    PassSection,
+    metrics_of,
+    passes_of,
+    statistic_of,
+)
 from sitegen.analysis.verdicts import ChartVerdicts, verdicts_of
 from sitegen.content.run_summary import LATENCY
 from sitegen.model.digest import short
@@ -312,7 +319,8 @@ def chart_scale(chart: Chart) -> Scale:
 def measured_name(chart: Chart) -> str:
     """What a chart plots: `median latency`, `peak memory allocated`."""
     name = metric_name(chart.metric)
-    return "median " + name if chart.metric == LATENCY else name
+    statistic = statistic_of(cell for row in chart.rows for cell in row.cells)
+    return f"{statistic} {name}" if chart.metric == LATENCY and statistic else name
 
 
 def chart_title(chart: Chart) -> str:
@@ -409,7 +417,14 @@ def rank_row(
     run = cell.run
     run_link = Link(short(run.digest), lookup.urls.link(run.digest))
     own = _anchor(chart, run, anchored)
-    earlier = tuple(Link(short(r.digest), lookup.urls.link(r.digest)) for r in cell.earlier)
+    # A run that did not pass is evidence: its status is said beside it, never ranked.
+    earlier = tuple(
+        Link(
+            short(r.digest) + ("" if r.status == "passed" else f" ({r.status.replace('_', ' ')})"),
+            lookup.urls.link(r.digest),
+        )
+        for r in cell.earlier
+    )
     earlier_anchors = tuple(_anchor(chart, r, anchored) for r in cell.earlier)
 
     if cell.value is None:

@@ -73,7 +73,10 @@ def list_pages(lookup: SiteLookup) -> list[Page | LazyPage]:
         )
     ]
     for kind, intro, columns in _KIND_LISTS:
-        rows = tuple(list_row(lookup, entry) for entry in lookup.catalog.of_kind(kind))
+        entries = lookup.catalog.of_kind(kind)
+        if kind == "WorkloadCase":  # suites are workloads too, listed with the cases
+            entries += lookup.catalog.of_kind("WorkloadSuite")
+        rows = tuple(list_row(lookup, entry) for entry in entries)
         pages.append(list_page(lookup, SECTIONS[kind], intro, columns, rows))
     runs = lookup.analysis.newest
     if len(runs) <= lookup.runs_per_page:

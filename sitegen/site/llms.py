@@ -14,7 +14,12 @@ from sitegen.site.search import PATH as SEARCH_PATH
 from sitegen.site.urls import RUN_ID_HEX, SECTION_TITLES, json_twin
 
 _SECTIONS = (
-    ("kernels", "every kernel; a kernel's twin holds its charts and rankings per pass and GPU"),
+    (
+        "kernels",
+        "every kernel; a kernel's twin holds its charts and rankings per pass and GPU, or, for "
+        "an operation ranked as leaderboards, each board (protocol, GPU, statistic) with every "
+        "implementation ranked per workload, the runs that did not pass and the record history",
+    ),
     (
         "runs",
         f"every run, newest first; a run's twin is at runs/<first {RUN_ID_HEX} hex of its "
@@ -26,6 +31,11 @@ _SECTIONS = (
     ("projects", "the software projects implementations come from"),
     ("protocols", "how runs were timed: only runs of one protocol are compared"),
     ("workloads", "the concrete shapes and dtypes kernels ran at"),
+    (
+        "sources",
+        "where the numbers come from: each source's licence, attribution, terms, counts and "
+        "freshness",
+    ),
 )
 
 
@@ -44,12 +54,13 @@ def llms_txt(lookup: SiteLookup) -> str:
         "JSON Lines file.",
         "",
         "The catalog is made of kernelindex.dev/v1alpha1 resources (BenchmarkRun, "
-        "BenchmarkProtocol, ExecutionEnvironment, WorkloadCase, ImplementationRevision, "
-        "OperationSpec, SoftwareProject), each identified by the sha256 digest of the "
-        "canonical JSON (RFC 8785) of its apiVersion, kind and spec; a run names its "
-        "implementation, workload, protocol and environment by digest. Runs are ranked "
-        "against each other only within one cohort: the same workload, protocol and "
-        "environment. Latency is in nanoseconds, lower is better.",
+        "BenchmarkProtocol, ExecutionEnvironment, WorkloadCase, WorkloadSuite, "
+        "ImplementationRevision, OperationSpec, SoftwareProject), each identified by the "
+        "sha256 digest of the canonical JSON (RFC 8785) of its apiVersion, kind and spec; a "
+        "run names its implementation, workload, protocol and environment by digest. Runs are"
+        " ranked against each other only within one cohort: the same workload, protocol and "
+        "environment. Latency is in nanoseconds, lower is better; each value is the statistic"
+        " its protocol reports (median, mean, geomean score).",
         "",
         "## Data",
         "",

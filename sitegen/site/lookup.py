@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sitegen.analysis.kernels import Analysis, Kernel, RunFacts, Series
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
+from sitegen.content.records import NO_RECORDS, RecordHistory
 from sitegen.content.reports import Attribution, SourceReport
 from sitegen.model.digest import identity_document, known_canonical_json, short
 from sitegen.publish.deploy import Deployment
@@ -56,6 +57,7 @@ class SiteInputs:
     baseline: Baseline | None = None  # what the changes page compares with; None: no page
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
+    records: RecordHistory = NO_RECORDS  # who held the record of each comparison, and since when
     # Some resource's text holds a character pages show escaped (model/values.py).
     escapes_text: bool = False
 
@@ -77,6 +79,7 @@ class SiteLookup:
         self.analysis = inputs.analysis
         self.urls = inputs.urls
         self.reports = inputs.reports
+        self.records = inputs.records
         self.runs = inputs.analysis.runs
         self.runs_per_page = RUNS_PER_PAGE  # read here, so that a test may lower it
         self.kernels = {k.key: k for k in inputs.analysis.kernels}

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import functools
 
+from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.site.changes import banner, changes_page, has_changes_page
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
 from sitegen.site.home import home_page
 from sitegen.site.kernel import kernel_page
+from sitegen.site.leaderboard import leaderboard_page
 from sitegen.site.lists import list_pages
 from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
@@ -23,6 +25,7 @@ from sitegen.site.records import LazyPage, Page, Site
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
 from sitegen.site.run import run_page
 from sitegen.site.search import search_page
+from sitegen.site.sources import sources_page
 
 
 def plan_site(inputs: SiteInputs) -> Site:
@@ -34,8 +37,8 @@ def plan_site(inputs: SiteInputs) -> Site:
     pages += [
         LazyPage(
             urls.path_of(k.key) or "",
-            "kernel.html",
-            functools.partial(kernel_page, lookup, k),
+            "leaderboard.html" if is_leaderboard(k) else "kernel.html",
+            functools.partial(leaderboard_page if is_leaderboard(k) else kernel_page, lookup, k),
             key("kernel", k.key, runs=k.runs),
         )
         for k in lookup.analysis.kernels
@@ -76,7 +79,7 @@ def plan_site(inputs: SiteInputs) -> Site:
                 for n, path in enumerate(paths[1:], start=2)
             ]
     pages += list_pages(lookup)
-    pages += [search_page(lookup), compare_page(lookup)]
+    pages += [search_page(lookup), compare_page(lookup), sources_page(lookup)]
     if has_changes_page(lookup):
         pages.append(changes_page(lookup))
     pages.sort(key=lambda p: p.path)

@@ -8,6 +8,8 @@ from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.importers import registry
 
+PROJECT_LABEL = "project"  # an implementation's label naming its SoftwareProject
+
 
 def project_links(catalog: Catalog) -> dict[str, LoadedResource]:
     """Implementation digest → its project, for every implementation that has one."""
@@ -61,5 +63,8 @@ def _project_of(
             found = by_package.get(f"pypi:{install['package'].lower()}")
             if found is not None:
                 return found
-    name = registry.project_of(implementation.name)
+    # An importer that knows the project names it in the implementation's labels (metadata,
+    # never hashed); else the importer's naming convention.
+    labels = implementation.metadata.get("labels") or {}
+    name = labels.get(PROJECT_LABEL) or registry.project_of(implementation.name)
     return by_name.get(name) if name is not None else None

@@ -8,8 +8,14 @@ from typing import NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
 from sitegen.content.loaded import LoadedResource
-from sitegen.site.facts import implementation_groups, project_facts, workload_groups
+from sitegen.site.facts import (
+    implementation_groups,
+    project_facts,
+    suite_groups,
+    workload_groups,
+)
 from sitegen.site.format import KIND_WORDS, title_of
+from sitegen.site.leaderboard import gpu_leaders
 from sitegen.site.lists import RUN_LIST_COLUMNS, pager, run_list_page
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta, RunRow
@@ -20,6 +26,7 @@ from sitegen.site.verdicts import WinsLine, gpu_wins
 # What the search page's "Page" filter calls each kind's pages.
 PAGE_KINDS = {
     "WorkloadCase": "Workload",
+    "WorkloadSuite": "Workload",
     "ImplementationRevision": "Implementation",
     "SoftwareProject": "Project",
     "BenchmarkProtocol": "Protocol",
@@ -28,6 +35,7 @@ PAGE_KINDS = {
 # The kinds with a resource page, in the order their pages are planned.
 KINDS = (
     "WorkloadCase",
+    "WorkloadSuite",
     "ImplementationRevision",
     "SoftwareProject",
     "BenchmarkProtocol",
@@ -48,6 +56,7 @@ class ResourceContext(NamedTuple):
     run_total: int = 0  # all its runs
     pager: tuple[Link, ...] = ()  # the pages listing the rest; () when `runs` holds them all
     wins: tuple[WinsLine, ...] = ()  # a GPU's: who is fastest where, per kernel and pass
+    leaders: tuple[WinsLine, ...] = ()  # a GPU's: who leads each leaderboard measured on it
 
 
 def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
@@ -61,6 +70,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     extra_links: list[Link] = []
     users_title = "Used by"
     wins: tuple[WinsLine, ...] = ()
+    leaders: tuple[WinsLine, ...] = ()
     spec = entry.spec
     if kind == "BenchmarkProtocol":
         groups.append(FactGroup("How it was measured", lookup.protocol_facts(entry.digest)[1:]))
@@ -79,10 +89,15 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         facts = lookup.environment_facts(entry.digest)[1:]
         groups.append(FactGroup("Hardware and software", facts))
         wins = gpu_wins(lookup, entry.digest)
+        leaders = gpu_leaders(lookup, entry.digest)
     elif kind == "WorkloadCase":
         operation = spec["operationSpecDigest"]
         kernel = lookup.kernel_link(operation)
         groups += workload_groups(spec, kernel, operation in lookup.kernels)
+    elif kind == "WorkloadSuite":
+        operation = spec["operationSpecDigest"]
+        kernel = lookup.kernel_link(operation)
+        groups += suite_groups(spec, kernel, operation in lookup.kernels)
     elif kind == "ImplementationRevision":
         operation = spec["operation"]["specDigest"]
         kernel = lookup.kernel_link(operation)
@@ -116,6 +131,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         run_total=len(ordered),
         pager=pager(lookup, lookup.resource_page_paths(entry), 1),
         wins=wins,
+        leaders=leaders,
     )
     twin = lookup.resource_twin(
         entry,
@@ -132,6 +148,16 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
                 "text": w.text,
             }
             for w in wins
+        ]
+    if leaders:
+        twin["leaderboards"] = [
+            {
+                "kernel": w.kernel.href,
+                "board": w.section.href,
+                "measured": w.pass_name,
+                "text": w.text,
+            }
+            for w in leaders
         ]
     if kind == "SoftwareProject":
         twin["implementations"] = [link.href for link in extra_links]

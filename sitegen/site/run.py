@@ -3,10 +3,11 @@ identity, with the normalised document and derived links in its JSON twin."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
-from sitegen.analysis.series import Cell, metrics_of, rank_cohort
+from sitegen.analysis.series import Cell, metrics_of, rank_cohort, statistic_of
 from sitegen.analysis.verdicts import PointVerdict, judge
 from sitegen.content.run_summary import LATENCY, Value
 from sitegen.model.digest import short
@@ -69,7 +70,18 @@ class Ranking(NamedTuple):
     question: str  # `Is this the fastest here?`; `the lowest` for memory
 
 
+class RecordLine(NamedTuple):
+    """One change of a comparison's record: from `since`, `holder`'s run held it."""
+
+    since: str
+    holder: Link
+    run: Link
+    this: bool  # the page's own run took the record here
+    previous: Link | None  # whose record it took
+
+
 class RunContext(NamedTuple):
+    records: tuple[tuple[RecordLine, ...], ...]  # each comparison the run is in, newest first
     meta: PageMeta
     headlines: tuple[Headline, ...]
     ranking: Ranking | None
@@ -110,9 +122,13 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         FactGroup("Protocol", lookup.protocol_facts(run.protocol)),
         FactGroup("Environment", lookup.environment_facts(run.environment)),
     ]
+    native = spec.get("sourceNative") or {}
+    if native.get("metrics"):
+        # Named and written as the source wrote them: its own words, its exact numbers.
+        metrics = tuple(Fact(k, repr(v), code=True) for k, v in sorted(native["metrics"].items()))
+        groups.insert(0, FactGroup(f"Metrics as {native['source']} reports them", metrics))
     if "correctness" in spec:
-        correctness = tuple(Fact(k, str(v)) for k, v in spec["correctness"].items())
-        groups.append(FactGroup("Correctness", correctness))
+        groups.append(FactGroup("Correctness", tuple(flat_facts(spec["correctness"]))))
     if "evidence" in spec:
         groups.append(FactGroup("Evidence", evidence_facts(spec["evidence"])))
     meta = lookup.meta(
@@ -127,6 +143,7 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         ),
     )
     context = RunContext(
+        records=record_history(lookup, run),
         meta=meta,
         headlines=headlines,
         ranking=ranking(lookup, run),
@@ -202,6 +219,8 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
     metric, unit = metrics_of(run)[0]
     ranked = lookup.memo(ranked_cohort)((run.cohort, run.kernel_key, metric, unit))
     cells = ranked.cells
+    if not any(cell.rank for cell in cells):
+        return None  # nothing here passed with a value: there is no ranking to be placed in
     place = next(i for i, c in enumerate(cells) if c.series.key == run.series_key)
     own = cells[place]
     newer = None if own.run.digest == run.digest else own.run
@@ -237,7 +256,11 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
         )
     elif tied:
         others = [s.label for s in judged.tied if s.key != own.series.key]  # type: ignore[union-attr]
-        standing = words.best if own.rank == 1 else f"{ordinal(own.rank)} by its median"
+        standing = (
+            words.best
+            if own.rank == 1
+            else f"{ordinal(own.rank)} by its {own.value.statistic if own.value else 'value'}"
+        )
         verdict = (
             f"{standing.capitalize()} of {where}, but within the recorded spread of "
             f"{', '.join(others)}: a tie."
@@ -261,7 +284,7 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
             + (", beyond the recorded spread." if clear else ".")
         )
     chart = Link(
-        "See it in its chart on the kernel page",
+        "See it on the kernel page",
         (lookup.urls.link(kernel.key) or "") + "#" + run_anchor(run.digest),
     )
     return Ranking(
@@ -305,7 +328,9 @@ def ranked_cohort(
         )
         for cell in cells
     )
-    measured = f"{'median ' if metric == LATENCY else ''}{metric_name(metric)} ({scale.unit})"
+    statistic = statistic_of(cells)
+    prefix = f"{statistic} " if metric == LATENCY and statistic else ""
+    measured = f"{prefix}{metric_name(metric)} ({scale.unit})"
     judged = judge(cells, runs[0].workload, None, runs[0].shape)
     return RankedCohort(cells, rows, sum(1 for c in cells if c.rank), measured, judged)
 
@@ -340,6 +365,52 @@ def reference(lookup: SiteLookup, label: str, digest_value: str, text: str | Non
     return Fact(label, text or lookup.link(digest_value).text, href)
 
 
+def flat_facts(value: dict[str, Any], prefix: str = "") -> list[Fact]:
+    """A nested object as facts: `logs digest: sha256:…`; URLs linked, digests as code."""
+    facts: list[Fact] = []
+    for key, item in value.items():
+        label = f"{prefix}{key}"
+        if isinstance(item, dict):
+            facts += flat_facts(item, f"{label} ")
+            continue
+        text = item if isinstance(item, str) else json.dumps(item)
+        link = text if text.startswith("https://") else None
+        facts.append(Fact(label, text, link, code=text.startswith("sha256:")))
+    return facts
+
+
+def record_history(lookup: SiteLookup, run: RunFacts) -> tuple[tuple[RecordLine, ...], ...]:
+    """Who held the record of each comparison this run took part in, and since when, as the
+    source published it; newest change first."""
+    found = []
+    for _, events in lookup.records.of_run(run.digest):
+        lines = []
+        for event in sorted(events, key=lambda e: (e.at, e.run), reverse=True):
+            held = lookup.runs.get(event.run)
+            previous = lookup.runs.get(event.previous) if event.previous else None
+            holder = (
+                Link(lookup.series_of(held).label, lookup.urls.link(held.implementation))
+                if held
+                else Link(short(event.run), None)
+            )
+            taken_from = (
+                Link(lookup.series_of(previous).label, lookup.urls.link(previous.digest))
+                if previous
+                else None
+            )
+            lines.append(
+                RecordLine(
+                    since=when(event.at),
+                    holder=holder,
+                    run=Link(short(event.run), lookup.urls.link(event.run)),
+                    this=event.run == run.digest,
+                    previous=taken_from,
+                )
+            )
+        found.append(tuple(lines))
+    return tuple(found)
+
+
 def provenance_facts(
     lookup: SiteLookup, run: RunFacts, spec: dict[str, Any], metadata: dict[str, Any]
 ) -> tuple[Fact, ...]:
@@ -355,8 +426,6 @@ def provenance_facts(
             facts.append(Fact("Benchmark", neutralised(native["benchmark"]), code=True))
         if "externalId" in native:
             facts.append(Fact("External id", neutralised(native["externalId"]), code=True))
-        for key, value in sorted(native.get("metrics", {}).items()):
-            facts.append(Fact(f"Raw {key}", repr(value), code=True))
     facts.append(Fact("Name", run.entry.name, code=True))
     for ref in metadata.get("sourceRefs") or ():
         facts.append(Fact("Source reference", ref["url"], ref["url"]))

@@ -26,6 +26,7 @@ RUN_ID_HEX = 16  # 64 bits: collisions are checked, not assumed away
 SECTIONS = {
     "OperationSpec": "kernels",
     "WorkloadCase": "workloads",
+    "WorkloadSuite": "workloads",
     "ImplementationRevision": "implementations",
     "SoftwareProject": "projects",
     "BenchmarkProtocol": "protocols",
@@ -40,6 +41,7 @@ SECTION_TITLES = {
     "protocols": "Protocols",
     "workloads": "Workloads",
     "runs": "Runs",
+    "sources": "Sources",
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
+from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.analysis.series import metrics_of, rank_cohort
 from sitegen.analysis.verdicts import (
     ChartVerdicts,
@@ -109,6 +110,11 @@ class WinsLine(NamedTuple):
     text: str
 
 
+def leaderboard_kernel(lookup: SiteLookup, key: str) -> bool:
+    """Whether the kernel's page is a leaderboard (analysis/leaderboards.py)."""
+    return is_leaderboard(lookup.kernels[key])
+
+
 def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
     """A GPU page's summary: per kernel and pass measured on it, who is fastest where; the same
     verdicts as the kernel page's latency charts, judged cohort by cohort without drawing them."""
@@ -118,8 +124,8 @@ def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
     on_gpu = lookup.memo(_latency_cohorts)(None).get(environment, {})
     for kernel in lookup.analysis.kernels:
         cohorts = on_gpu.get(kernel.key)
-        if not cohorts:
-            continue
+        if not cohorts or lookup.memo(leaderboard_kernel)(kernel.key):
+            continue  # a leaderboard says who leads in its own words (site/leaderboard.py)
         series = lookup.series_by_key(kernel.key)
         href = lookup.urls.link(kernel.key) or ""
         for pass_name in kernel.pass_names:

@@ -33,7 +33,10 @@ def _code_tokens(path: Path) -> list[tuple[int, str]]:
 
 
 def test_nothing_outside_importers_names_a_source() -> None:
-    sources = {importer.name for importer in registry.registered()}
+    # The kernelindex importer is named after the format's home (kernelindex.dev/v1alpha1, which
+    # every module names); the sources it imports are its export's, looked for instead.
+    sources = {importer.name for importer in registry.registered()} - {"kernelindex"}
+    sources |= {"gpumode", "kernelbot", "flashinfer", "sol-execbench", "mlperf"}
     assert "liger" in sources  # the check below means something only with a source to look for
     named = []
     for path in sorted(PACKAGE.rglob("*.py")):

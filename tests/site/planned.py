@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sitegen.analysis.kernels import Analysis, analyse
+from sitegen.content.records import load_records
 from sitegen.content.reports import load_reports
 from sitegen.pipeline import check_content
 from sitegen.site.lookup import SiteInputs
@@ -21,7 +22,8 @@ def site_inputs(content: Path = CONTENT, keyed: bool = False) -> SiteInputs:
     analysis = analyse(catalog)
     urls = plan_urls(catalog, analysis.kernels, None)
     reports, _ = load_reports(content)
-    return SiteInputs(catalog, analysis, urls, reports, None, keyed=keyed)
+    records, _ = load_records(content)
+    return SiteInputs(catalog, analysis, urls, reports, None, keyed=keyed, records=records)
 
 
 def fixture_site(content: Path = CONTENT) -> tuple[Analysis, Site]:
