@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
+from urllib.parse import urlencode
 
 from sitegen.analysis.frontier import frontiers_of
 from sitegen.analysis.kernels import Kernel, RunFacts, Series
@@ -29,10 +30,12 @@ from sitegen.site.format import (
     wording,
 )
 from sitegen.site.frontier import FrontierBlock, frontier_block
+from sitegen.site.history import cell_history, history_href, kernel_history, regression_line
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
 from sitegen.site.releases import ReleaseBlock, release_blocks
 from sitegen.site.search import chart_heading, search_tags
+from sitegen.site.urls import REGRESSIONS
 from sitegen.site.verdicts import (
     VerdictStrip,
     WinsLine,
@@ -40,6 +43,8 @@ from sitegen.site.verdicts import (
     latency_tally,
     verdict_strip,
 )
+
+EARLIER_SHOWN = 2  # earlier runs linked beside a ranked one; the history page has them all
 
 
 class RankRow(NamedTuple):
@@ -57,6 +62,8 @@ class RankRow(NamedTuple):
     earlier: tuple[Link, ...]  # older runs of the series at this cell, each linked
     earlier_anchors: tuple[str, ...]  # their ids, where this is their own chart
     note: str  # a run's status when it did not pass
+    history: Link | None = None  # the series' history at this cell, where it has earlier runs
+    after_regression: str = ""  # `after a regression: 1.32× slower between …`; ""
 
 
 class ShapeTable(NamedTuple):
@@ -98,6 +105,7 @@ class GpuBlock(NamedTuple):
     baseline_missing: str  # the pass's baseline, when it is among `missing`; ""
     wins: str  # the latency charts' verdicts summed up: `Liger fastest at 5 of 8 shapes …`
     frontiers: tuple[FrontierBlock, ...]  # a full pass's speed against memory, per sweep
+    history: Link | None = None  # the kernel's history on this GPU, where it has one
 
 
 class PassBlock(NamedTuple):
@@ -138,6 +146,8 @@ class KernelContext(NamedTuple):
     source_refs: tuple[Link, ...]
     identity: Identity | None
     derived: bool  # no OperationSpec: the kernel comes from run titles
+    steps: str = ""  # `3 regressions and 1 improvement found in its history`; ""
+    steps_link: Link | None = None  # the regressions page, this kernel chosen
 
 
 def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
@@ -211,8 +221,26 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         source_refs=refs,
         identity=lookup.identity(operation) if operation else None,
         derived=operation is None,
+        steps=_steps_sentence(lookup, kernel),
+        steps_link=Link(
+            "the regressions page",
+            lookup.urls.href(REGRESSIONS) + "#" + urlencode({"kernel": kernel.title}),
+        ),
     )
     return Page(path, "kernel.html", context, kernel_twin(lookup, kernel, sections, passes))
+
+
+def _steps_sentence(lookup: SiteLookup, kernel: Kernel) -> str:
+    """How many steps the kernel's history shows, and how many of its newest runs sit after
+    a regression: a line, whatever the number of commits."""
+    found = kernel_history(lookup, kernel.key).found
+    if not found:
+        return ""
+    regressions = sum(1 for item in found if item.regression)
+    return (
+        f"{counted(regressions, 'regression')} and "
+        f"{counted(len(found) - regressions, 'improvement')} found in its history."
+    )
 
 
 def operation_facts(spec: dict[str, Any]) -> list[Fact]:
@@ -259,6 +287,9 @@ def pass_block(
 ) -> PassBlock:
     gpus = []
     headings = set() if headings is None else headings
+    with_history = {
+        h.environment for h in kernel_history(lookup, kernel.key).histories if len(h.points) > 1
+    }
     for gpu in section.gpus:
         label = lookup.gpu_label(gpu.environment)
         verdicts = tuple(verdicts_of(chart) for chart in gpu.charts)
@@ -283,6 +314,12 @@ def pass_block(
                     frontier_block(lookup, f, styles, f.latency.fixed.label())
                     for f in frontiers_of(gpu, section.name)
                 ),
+                history=Link(
+                    f"{kernel.title} history on {label}",
+                    history_href(lookup, kernel.key, gpu.environment),
+                )
+                if gpu.environment in with_history
+                else None,
             )
         )
     return PassBlock(
@@ -409,8 +446,19 @@ def rank_row(
     run = cell.run
     run_link = Link(short(run.digest), lookup.urls.link(run.digest))
     own = _anchor(chart, run, anchored)
-    earlier = tuple(Link(short(r.digest), lookup.urls.link(r.digest)) for r in cell.earlier)
-    earlier_anchors = tuple(_anchor(chart, r, anchored) for r in cell.earlier)
+    # The newest earlier runs only: the rest are on the history page, so that the kernel page
+    # does not grow with the number of commits measured.
+    shown = cell.earlier[:EARLIER_SHOWN]
+    earlier = tuple(Link(short(r.digest), lookup.urls.link(r.digest)) for r in shown)
+    earlier_anchors = tuple(_anchor(chart, r, anchored) for r in shown)
+    history = (
+        cell_history(lookup, run, chart.metric)._replace(
+            text=f"history ({len(cell.earlier) + 1} runs)"
+        )
+        if cell.earlier
+        else None
+    )
+    regression = regression_line(lookup, run)
 
     if cell.value is None:
         note = f"status: {run.status}" if run.status != "passed" else "no value for this metric"
@@ -427,6 +475,7 @@ def rank_row(
             earlier,
             earlier_anchors,
             note,
+            history,
         )
     value = cell.value
     low, high = value.low, value.high
@@ -451,6 +500,8 @@ def rank_row(
         earlier=earlier,
         earlier_anchors=earlier_anchors,
         note="",
+        history=history,
+        after_regression=regression[0] if regression else "",
     )
 
 

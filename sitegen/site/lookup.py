@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.analysis.kernels import Analysis, Kernel, RunFacts, Series
+from sitegen.analysis.regressions import DEFAULT_THRESHOLD
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.reports import Attribution, SourceReport
@@ -56,6 +57,8 @@ class SiteInputs:
     baseline: Baseline | None = None  # what the changes page compares with; None: no page
     changes: Changes | None = None  # None when there is no baseline or it could not be read
     keyed: bool = False  # give lazy pages their keys (incremental builds)
+    # The factor a step in a series' history must reach to be reported (analysis/regressions.py)
+    regression_threshold: float = DEFAULT_THRESHOLD
 
 
 def run_anchor(digest_value: str) -> str:

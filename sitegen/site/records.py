@@ -146,3 +146,4 @@ class Site(NamedTuple):
     # /manifest.json, or how to plan it when nothing reads it before the renderer writes it
     manifest: Manifest | Callable[[], Manifest] | None = None
     llms: str = ""  # /llms.txt: the site's machine-readable surfaces, for agents
+    regressions_feed: Feed | None = None  # /regressions.xml: the newest regressions
