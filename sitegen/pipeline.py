@@ -171,8 +171,8 @@ def build_site(
     rendered. `regression_threshold` is the factor a step in a series' history must reach to
     be reported (analysis/regressions.py). `search` indexes the pages with Pagefind where it
     is installed (publish/search.py) before they are published; where it is not, the site is
-    built without and a warning says so. The build holds the output's lock throughout (publish/lock.py): another build
-    into the same folder is refused, or with `wait` waits. Raises SearchError for an index
+    built without and a warning says so. The build holds the output's lock throughout
+    (publish/lock.py): another build into the same folder is refused, or with `wait` waits. Raises SearchError for an index
     Pagefind could not make, OutputError for a refused
     output path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
     UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
