@@ -172,9 +172,9 @@ def build_site(
     be reported (analysis/regressions.py). `search` indexes the pages with Pagefind where it
     is installed (publish/search.py) before they are published; where it is not, the site is
     built without and a warning says so. The build holds the output's lock throughout
-    (publish/lock.py): another build into the same folder is refused, or with `wait` waits. Raises SearchError for an index
-    Pagefind could not make, OutputError for a refused
-    output path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
+    (publish/lock.py): another build into the same folder is refused, or with `wait` waits.
+    Raises SearchError for an index Pagefind could not make, OutputError for a refused output
+    path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
     UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
     system that refuses, EpochError for a bad SOURCE_DATE_EPOCH, KeyboardInterrupt on Ctrl-C
     (or SIGTERM, under the command line's guard). Whatever it raises, the previous site is as
