@@ -20,6 +20,11 @@ The rule (docs/site.md, "Regressions"), for the points of one series at one cell
    sharpest change from one point to the next: between the last point before it and the first
    after it, the commit range the change happened in.
 
+5. A step is the code's only where the code changed and little else moved with it: between
+   runs at one commit it is the machine's (the same code measured twice), and where steps of
+   the same direction between the same two runs of one GPU span SHARED_KERNELS kernels or
+   more, the runner or the harness moved, not each kernel's code (`shared_by`).
+
 asv (`asv/step_detect.py`) fits a piecewise-constant function by penalised least absolute
 deviations and reports the steps of the fit; its penalty is tuned to the noise, which its
 samples estimate. Here every run carries its own spread (do_bench's p20/p80), so the rule uses
@@ -41,6 +46,8 @@ DEFAULT_THRESHOLD = 1.10  # a 10% step: below it, CI noise on a shared GPU is co
 WINDOW = 3
 MIN_SIDE = 2
 NOISE_MULTIPLE = 3.0
+# Unrelated kernels rarely change at one commit: this many stepping alike is the machine's doing.
+SHARED_KERNELS = 4
 
 
 class Step(NamedTuple):
@@ -141,3 +148,32 @@ def steps_of(
     ]
     found.sort(key=lambda f: (f.first_after.when, f.first_after.run.digest), reverse=True)
     return tuple(found)
+
+
+def shared_by(found: Sequence[Found]) -> dict[tuple[str, str, str, bool], int]:
+    """How many kernels step alike between the same two runs of one GPU: (environment, the
+    place before, the place after, regression) → distinct kernels (a place is the commit, else
+    the run's instant)."""
+    kernels: dict[tuple[str, str, str, bool], set[str]] = {}
+    for item in found:
+        kernels.setdefault(moment(item), set()).add(item.first_after.run.kernel_key)
+    return {key: len(names) for key, names in kernels.items()}
+
+
+def moment(item: Found) -> tuple[str, str, str, bool]:
+    """Where a step happened: the GPU, the place before and after it, and its direction."""
+    before, after = item.last_before, item.first_after
+    return (
+        item.history.environment,
+        before.commit or before.when,
+        after.commit or after.when,
+        item.regression,
+    )
+
+
+def cause(item: Found, shared: dict[tuple[str, str, str, bool], int]) -> str:
+    """`code`, or `machine` where the code did not change or many kernels moved at once."""
+    before, after = item.last_before, item.first_after
+    if before.commit and before.commit == after.commit:
+        return "machine"
+    return "machine" if shared.get(moment(item), 1) >= SHARED_KERNELS else "code"

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from sitegen.analysis.history import HistoryPoint, SeriesHistory, histories_of
 from sitegen.analysis.kernels import Kernel, RunFacts
-from sitegen.analysis.regressions import Found, steps_of
+from sitegen.analysis.regressions import Found, cause, shared_by, steps_of
 from sitegen.model.digest import short
 from sitegen.model.names import short_hash
 from sitegen.model.wording import counted
@@ -33,7 +33,6 @@ class KernelHistory(NamedTuple):
 
     histories: tuple[SeriesHistory, ...]
     found: tuple[Found, ...]  # newest first
-    after: dict[str, Found]  # run digest → the regression it sits after, not since undone
 
 
 def kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
@@ -46,31 +45,65 @@ def _kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
     found = steps_of(
         [h for h in histories if len(h.points) > 1], lookup.inputs.regression_threshold
     )
-    by_history: dict[tuple[str, ...], list[Found]] = defaultdict(list)
-    for item in found:
-        by_history[item.history.key].append(item)
-    after: dict[str, Found] = {}
-    for history in histories:
-        steps = sorted(by_history.get(history.key, ()), key=lambda f: f.step.at)
-        current: Found | None = None
-        for index, point in enumerate(history.points):
-            for item in steps:
-                if item.step.at == index:
-                    current = item if item.regression else None
-            if current is not None:
-                after[point.run.digest] = current
-    return KernelHistory(histories, found, after)
+    return KernelHistory(histories, found)
 
 
-def every_step(lookup: SiteLookup) -> tuple[tuple[Kernel, Found], ...]:
-    """Every kernel's steps, newest first (the regressions page and its feed)."""
+class Steps(NamedTuple):
+    """Every kernel's steps and what caused each, made once a build (`every_step`)."""
+
+    found: tuple[tuple[Kernel, Found], ...]  # newest first
+    causes: dict[tuple[str, int], str]  # (its history's series, GPU…, at) → code | machine
+    after: dict[str, Found]  # run digest → the code regression it sits after, not since undone
+
+
+def every_step(lookup: SiteLookup) -> Steps:
+    """Every kernel's steps, newest first, each with its cause (the regressions page and its
+    feed; the kernel and run pages' lines)."""
+    return lookup.memo(_every_step)("")
+
+
+def _every_step(lookup: SiteLookup, _: str) -> Steps:
     found = [
         (kernel, item)
         for kernel in lookup.analysis.kernels
         for item in kernel_history(lookup, kernel.key).found
     ]
     found.sort(key=lambda kf: (kf[1].first_after.when, kf[1].first_after.run.digest), reverse=True)
-    return tuple(found)
+    shared = shared_by([item for _, item in found])
+    causes = {step_key(item): cause(item, shared) for _, item in found}
+    after: dict[str, Found] = {}
+    for kernel in lookup.analysis.kernels:
+        view = kernel_history(lookup, kernel.key)
+        by_history: dict[tuple[str, ...], list[Found]] = defaultdict(list)
+        for item in view.found:
+            by_history[item.history.key].append(item)
+        for steps in by_history.values():
+            steps.sort(key=lambda f: f.step.at)
+            history = steps[0].history
+            current: Found | None = None
+            for index, point in enumerate(history.points):
+                for item in steps:
+                    if item.step.at == index and causes[step_key(item)] == "code":
+                        current = item if item.regression else None
+                if current is not None:
+                    after[point.run.digest] = current
+    return Steps(tuple(found), causes, after)
+
+
+def step_key(item: Found) -> tuple[str, int]:
+    return ("/".join(item.history.key), item.step.at)
+
+
+def cause_of(lookup: SiteLookup, item: Found) -> str:
+    return every_step(lookup).causes.get(step_key(item), "code")
+
+
+def kind_words(lookup: SiteLookup, item: Found) -> str:
+    """`regression`, `improvement`, or a shift the machine made: what a step is called."""
+    kind = "regression" if item.regression else "improvement"
+    if cause_of(lookup, item) == "code":
+        return kind
+    return f"{kind} of the machine or harness, not the code"
 
 
 # --- where things are ------------------------------------------------------------------------
@@ -148,6 +181,7 @@ def place(point: HistoryPoint) -> str:
 class StepLine(NamedTuple):
     text: str  # `Liger, forward, latency: 1.32× slower between abc1234 (…) and def5678 (…)`
     regression: bool
+    cause: str  # code | machine
     history: Link
     before: Link
     after: Link
@@ -157,7 +191,7 @@ class StepLine(NamedTuple):
 def step_line(lookup: SiteLookup, kernel: Kernel, item: Found, shape: bool = True) -> StepLine:
     history = item.history
     at = f" at {history.shape.label()}" if shape else ""
-    kind = "regression" if item.regression else "improvement"
+    kind = kind_words(lookup, item)
     text = (
         f"{history.series.label}, {history.pass_name} pass, {metric_name(history.metric)}{at}: "
         f"{step_words(item)} ({kind}) between {place(item.last_before)} and "
@@ -166,6 +200,7 @@ def step_line(lookup: SiteLookup, kernel: Kernel, item: Found, shape: bool = Tru
     return StepLine(
         text,
         item.regression,
+        cause_of(lookup, item),
         Link("history", found_href(lookup, kernel.key, item)),
         commit_link(item.last_before),
         commit_link(item.first_after),
@@ -177,7 +212,7 @@ def regression_line(lookup: SiteLookup, run: RunFacts) -> tuple[str, Link] | Non
     """Where a run sits after a regression of its series, not since undone: the words and
     the history chart (kernel and run pages)."""
     kernel = lookup.kernels[run.kernel_key]
-    item = kernel_history(lookup, kernel.key).after.get(run.digest)
+    item = every_step(lookup).after.get(run.digest)
     if item is None:
         return None
     return (
@@ -518,14 +553,19 @@ def _chart(
                 ),
             )
         )
-    for regression in (True, False):
-        marked = [f for f in found if f.regression is regression]
+    for regression, by_code in ((True, True), (False, True), (True, False), (False, False)):
+        marked = [
+            f
+            for f in found
+            if f.regression is regression and (cause_of(lookup, f) == "code") is by_code
+        ]
         if marked:
+            name = "regression" if regression else "improvement"
             traces.append(
                 {
                     "type": "scatter",
                     "mode": "markers",
-                    "name": "regression" if regression else "improvement",
+                    "name": name if by_code else f"{name} (machine)",
                     "x": [_x(f.first_after) for f in marked],
                     "y": [f.first_after.value.centre / scale.per for f in marked],
                     "customdata": [run_href(f.first_after.run.digest) for f in marked],
@@ -537,7 +577,10 @@ def _chart(
                         "symbol": "triangle-up" if regression else "triangle-down",
                         "size": 16,
                         "color": "rgba(0, 0, 0, 0)",
-                        "line": {"color": STEP_COLOURS[regression], "width": 2.5},
+                        "line": {
+                            "color": STEP_COLOURS[regression] if by_code else "#6B7280",
+                            "width": 2.5,
+                        },
                     },
                 }
             )
@@ -611,11 +654,7 @@ def _row(
         if value.low is not None and value.high is not None
         else "",
         run=Link(short(point.run.digest), lookup.urls.link(point.run.digest)),
-        step=(
-            f"{step_words(item)} ({'regression' if item.regression else 'improvement'})"
-            if item
-            else ""
-        ),
+        step=f"{step_words(item)} ({kind_words(lookup, item)})" if item else "",
         reference=bool(revision and revision.commit and revision.commit == revision.reference),
     )
 

@@ -30,7 +30,13 @@ from sitegen.site.format import (
     wording,
 )
 from sitegen.site.frontier import FrontierBlock, frontier_block
-from sitegen.site.history import cell_history, history_href, kernel_history, regression_line
+from sitegen.site.history import (
+    cause_of,
+    cell_history,
+    history_href,
+    kernel_history,
+    regression_line,
+)
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
 from sitegen.site.releases import ReleaseBlock, release_blocks
@@ -231,15 +237,20 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
 
 
 def _steps_sentence(lookup: SiteLookup, kernel: Kernel) -> str:
-    """How many steps the kernel's history shows, and how many of its newest runs sit after
-    a regression: a line, whatever the number of commits."""
+    """How many steps the kernel's history shows: a line, whatever the number of commits."""
     found = kernel_history(lookup, kernel.key).found
     if not found:
         return ""
-    regressions = sum(1 for item in found if item.regression)
+    code = [item for item in found if cause_of(lookup, item) == "code"]
+    regressions = sum(1 for item in code if item.regression)
     return (
         f"{counted(regressions, 'regression')} and "
-        f"{counted(len(found) - regressions, 'improvement')} found in its history."
+        f"{counted(len(code) - regressions, 'improvement')} of the code found in its history"
+        + (
+            f", and {counted(len(found) - len(code), 'step')} of the machine or harness."
+            if len(found) > len(code)
+            else "."
+        )
     )
 
 

@@ -12,6 +12,7 @@ from sitegen.model.wording import counted
 from sitegen.site.feed import FEED_SIZE, Feed, FeedEntry
 from sitegen.site.format import metric_name, significant
 from sitegen.site.history import (
+    cause_of,
     commit_link,
     compare_link,
     every_step,
@@ -26,6 +27,7 @@ from sitegen.site.urls import REGRESSIONS, REGRESSIONS_FEED
 
 class RegressionRow(NamedTuple):
     kind: str  # regression | improvement
+    cause: str  # code | machine (analysis/regressions.py `cause`)
     when: str  # the first run after the step: its commit's date
     kernel: Link
     gpu: str
@@ -44,6 +46,7 @@ class RegressionsContext(NamedTuple):
     meta: PageMeta
     threshold: str  # `1.1×`
     regressions: int
+    of_code: int  # regressions the code made (not the machine's)
     improvements: int
     kernels: tuple[str, ...]  # the filters' choices
     gpus: tuple[str, ...]
@@ -53,21 +56,24 @@ class RegressionsContext(NamedTuple):
 
 
 def regressions_page(lookup: SiteLookup) -> Page:
-    found = every_step(lookup)
+    found = every_step(lookup).found
     rows = tuple(_row(lookup, kernel, item) for kernel, item in found)
     regressions = sum(1 for row in rows if row.kind == "regression")
+    of_code = sum(1 for row in rows if row.kind == "regression" and row.cause == "code")
     threshold = f"{significant(lookup.inputs.regression_threshold)}×"
     meta = lookup.meta(
         "Regressions and improvements",
         REGRESSIONS,
-        f"Every step found in a series' history: {counted(regressions, 'regression')} and "
-        f"{counted(len(rows) - regressions, 'improvement')}, newest first.",
+        f"Every step found in a series' history: {counted(regressions, 'regression')} "
+        f"({of_code} of the code) and {counted(len(rows) - regressions, 'improvement')}, "
+        "newest first.",
         "kernels",
     )
     context = RegressionsContext(
         meta=meta,
         threshold=threshold,
         regressions=regressions,
+        of_code=of_code,
         improvements=len(rows) - regressions,
         kernels=tuple(sorted({row.kernel.text for row in rows})),
         gpus=tuple(sorted({row.gpu for row in rows})),
@@ -80,6 +86,7 @@ def regressions_page(lookup: SiteLookup) -> Page:
         "steps": [
             {
                 "kind": row.kind,
+                "cause": row.cause,
                 "at": row.when,
                 "kernel": row.kernel.text,
                 "gpu": row.gpu,
@@ -104,6 +111,7 @@ def _row(lookup: SiteLookup, kernel: Kernel, item: Found) -> RegressionRow:
     history = item.history
     return RegressionRow(
         kind="regression" if item.regression else "improvement",
+        cause=cause_of(lookup, item),
         when=item.first_after.when[:10],
         kernel=lookup.kernel_link(kernel.key),
         gpu=lookup.gpu_label(history.environment),
@@ -120,11 +128,12 @@ def _row(lookup: SiteLookup, kernel: Kernel, item: Found) -> RegressionRow:
 
 
 def regressions_feed(lookup: SiteLookup) -> Feed:
-    """The newest regressions (improvements are not news to watch for), at most FEED_SIZE."""
+    """The newest regressions of the code (improvements, and what the machine did, are not
+    news to watch for), at most FEED_SIZE."""
     urls = lookup.urls
     entries = []
-    for kernel, item in every_step(lookup):
-        if not item.regression:
+    for kernel, item in every_step(lookup).found:
+        if not item.regression or cause_of(lookup, item) != "code":
             continue
         history = item.history
         page = found_href(lookup, kernel.key, item)
