@@ -131,7 +131,7 @@ def _nothing_in(label: str) -> Problem:
         label,
         "-",
         "no resources: the site built from it has no runs",
-        "is this the content tree? Resources are its .json files and .jsonl exports",
+        "is this the content tree? Resources are its .json files and .jsonl(.zst) bulk files",
         Severity.WARNING,
     )
 

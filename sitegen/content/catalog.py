@@ -7,8 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitegen.model.digest import canonical_json
 from sitegen.content.loaded import LoadedResource
+from sitegen.model.digest import canonical_json
 from sitegen.model.problems import Problem, Severity
 from sitegen.model.resources import KINDS, reference_values
 

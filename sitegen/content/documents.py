@@ -1,24 +1,26 @@
-"""One content file to resources: a resource, a stored run bundle, or the lines of an export
-(FORMAT.md §4), each validated into a `LoadedResource` or reported as problems."""
+"""One content file to resources: a resource, a stored run bundle, or the lines of a bulk file
+(`.jsonl`, `.jsonl.zst`: a resource or a bundle a line, FORMAT.md §4), each validated into a
+`LoadedResource` or reported as problems."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import ValidationError
 
+from sitegen.content.bulk import COMPRESSED_SUFFIX, bulk_lines, is_bulk
+from sitegen.content.bulk import MAX_FILE_BYTES as MAX_BULK_FILE_BYTES
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.strict_json import parse_clean, parse_json, quote
 from sitegen.content.validate import describe, describe_errors, json_type
-from sitegen.content.walk import decode, read_bytes
+from sitegen.content.walk import decode, open_file, read_bytes
 from sitegen.model.digest import API_VERSION, digest
 from sitegen.model.problems import Problem
 from sitegen.model.resources import KINDS
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # one resource or bundle; the largest real one is ~5 KB
-MAX_EXPORT_BYTES = 512 * 1024 * 1024  # a JSON Lines export holds many bundles
 BUNDLE_KEYS = frozenset({"run", "protocol", "environment"})
 BUNDLE_ROLES = {
     "run": "BenchmarkRun",
@@ -30,7 +32,8 @@ BUNDLE_ROLES = {
 def load_path(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
-    """The resources of one file: an export if it ends in `.jsonl`, else one document.
+    """The resources of one file: a bulk file's lines if it ends in `.jsonl` or `.jsonl.zst`,
+    else one document.
 
     A failure of sitegen's own on one file is that file's problem: every other file is still
     checked, and none of this file's resources is used.
@@ -38,8 +41,8 @@ def load_path(
     found: list[LoadedResource] = []
     found_problems: list[Problem] = []
     try:
-        if str(path).endswith(".jsonl"):
-            load_export(path, shown, found, found_problems)
+        if is_bulk(str(path)):
+            load_bulk(path, shown, found, found_problems)
         else:
             load_file(path, shown, found, found_problems)
     except Exception as error:  # reported, with the file, as a problem
@@ -71,7 +74,9 @@ def load_data(
     """One `.json` document's bytes, as read from a file."""
     if len(data) > MAX_FILE_BYTES:
         problems.append(
-            Problem(shown, "-", f"file is {len(data):,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+            Problem(
+                shown, "-", f"file is {len(data):,} bytes, over the limit of {MAX_FILE_BYTES:,}"
+            )
         )
         return
     clean = parse_clean(data)
@@ -106,32 +111,34 @@ def load_resource_file(
     return validate_resource(value, shown, "", problems, expected_kind=kind)
 
 
-def load_export(
+def load_bulk(
     path: str | Path, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
-    data = read_bytes(path, shown, MAX_EXPORT_BYTES, problems)
-    text = None if data is None else decode(data, shown, problems)
-    if text is None:
-        return
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        if len(line) > MAX_FILE_BYTES:
-            problems.append(Problem(f"{shown}:{number}", "-", "line is over the size limit"))
-            continue
-        _load_document(line, f"{shown}:{number}", resources, problems, export=True)
+    handle = open_file(path, shown, MAX_BULK_FILE_BYTES, problems)
+    if handle is not None:
+        with handle:
+            compressed = str(path).endswith(COMPRESSED_SUFFIX)
+            load_bulk_stream(handle, compressed, shown, resources, problems)
 
 
-def _load_document(
-    text: str,
+def load_bulk_stream(
+    stream: IO[bytes],
+    compressed: bool,
     shown: str,
     resources: list[LoadedResource],
     problems: list[Problem],
-    export: bool = False,
+) -> None:
+    """Each line of a bulk file, read as a `.json` file's bytes are, named `FILE:LINE`."""
+    for number, line in bulk_lines(stream, compressed, shown, problems):
+        load_data(line, f"{shown}:{number}", resources, problems)
+
+
+def _load_document(
+    text: str, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
     parsed, value = _parse_document(text, shown, problems)
     if parsed:
-        _load_value(value, shown, resources, problems, export)
+        _load_value(value, shown, resources, problems)
 
 
 def _parse_document(text: str, shown: str, problems: list[Problem]) -> tuple[bool, Any]:
@@ -151,26 +158,21 @@ def _parse_document(text: str, shown: str, problems: list[Problem]) -> tuple[boo
 
 
 def _load_value(
-    value: Any,
-    shown: str,
-    resources: list[LoadedResource],
-    problems: list[Problem],
-    export: bool = False,
+    value: Any, shown: str, resources: list[LoadedResource], problems: list[Problem]
 ) -> None:
     """A parsed document: a resource, a bundle, or a problem."""
     if isinstance(value, dict) and set(value) == BUNDLE_KEYS:
         _load_bundle(value, shown, resources, problems)
-    elif isinstance(value, dict) and "apiVersion" in value and not export:
+    elif isinstance(value, dict) and "apiVersion" in value:
         loaded = validate_resource(value, shown, "", problems)
         if loaded:
             resources.append(loaded)
     else:
-        expected = "a run bundle" if export else "a resource or a run bundle"
         problems.append(
             Problem(
                 shown,
                 "$",
-                f"not {expected}",
+                "not a resource or a run bundle",
                 "a resource has apiVersion, kind, metadata and spec; a bundle has "
                 "exactly run, protocol and environment",
             )
@@ -242,4 +244,3 @@ def validate_resource(
         return None
     document = resource.document_json()
     return LoadedResource(shown, where, resource, digest(kind, document["spec"]), document)
-

@@ -9,6 +9,7 @@ read again.
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import stat
@@ -19,11 +20,12 @@ from typing import TYPE_CHECKING, NamedTuple
 import orjson
 
 from sitegen import process
-from sitegen.content.documents import load_data, load_export, load_file, load_path
+from sitegen.content.bulk import COMPRESSED_SUFFIX, is_bulk
+from sitegen.content.documents import load_bulk, load_bulk_stream, load_data, load_file, load_path
 from sitegen.content.loaded import COMPACT_KINDS, DocumentStore, LoadedResource
 from sitegen.content.run_summary import KIND as SUMMARISED_KIND
 from sitegen.content.run_summary import RunSummary, summarise
-from sitegen.content.walk import refuse_special, walk
+from sitegen.content.walk import CONTENT_FILES, refuse_special, walk
 from sitegen.model.problems import Problem
 
 if TYPE_CHECKING:
@@ -186,7 +188,7 @@ def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem], Su
 def load_documents(files: Iterable[tuple[str, bytes]], label: str) -> LoadResult:
     """The resources of files held in memory (an import, before it is written), each read as
     the walk and the load read a file of a tree named `label`: a path with a part starting
-    with `.` or `_` is not content, `.md` is a note, and only `.json` holds resources."""
+    with `.` or `_` is not content, `.md` is a note, and `.json` and bulk files hold resources."""
     resources: list[LoadedResource] = []
     problems: list[Problem] = []
     count = 0
@@ -199,8 +201,11 @@ def load_documents(files: Iterable[tuple[str, bytes]], label: str) -> LoadResult
         count += 1
         if relative.endswith(".json"):
             load_data(data, shown, resources, problems)
+        elif is_bulk(relative):
+            compressed = relative.endswith(COMPRESSED_SUFFIX)
+            load_bulk_stream(io.BytesIO(data), compressed, shown, resources, problems)
         else:
-            problems.append(Problem(shown, "-", "unexpected file type", "content holds .json"))
+            problems.append(Problem(shown, "-", "unexpected file type", CONTENT_FILES))
     return LoadResult(resources, problems, count)
 
 
@@ -218,8 +223,8 @@ def load_files(paths: list[Path]) -> LoadResult:
         refusal = refuse_special(shown, stat.S_ISLNK(mode), stat.S_ISREG(mode))
         if refusal:
             problems.append(refusal)
-        elif path.suffix == ".jsonl":
-            load_export(path, shown, resources, problems)
+        elif is_bulk(path.name):
+            load_bulk(path, shown, resources, problems)
         else:
             load_file(path, shown, resources, problems)
     return LoadResult(resources, problems, len(paths))

@@ -9,7 +9,6 @@ it (content/load.py), beside one another: the main process resolves references a
 from __future__ import annotations
 
 import functools
-import re
 import sys
 from collections import defaultdict
 from typing import Any, NamedTuple

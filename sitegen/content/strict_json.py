@@ -92,18 +92,19 @@ _DECODER = json.JSONDecoder(
 
 
 _ORJSON_INDENT = orjson.OPT_INDENT_2 | orjson.OPT_STRICT_INTEGER  # refuses ints past ±2^53
+_ORJSON_COMPACT = orjson.OPT_STRICT_INTEGER
 
 
 def parse_clean(data: bytes) -> Any:
     """The value of a document that provably holds nothing `parse_json` would report, else None.
 
-    orjson parses several times faster than `json` with hooks. Its value is the strict parser's when the
-    bytes are exactly what orjson writes back (two-space indent plus a newline, as the importer
-    writes, or compact): then there is no duplicate key (it would be lost), no BOM, bad UTF-8,
-    lone surrogate, NaN or overflowing number (orjson refuses them), no integer past ±2^53
-    (OPT_STRICT_INTEGER refuses to write it back), and every number is in its shortest form.
-    What remains is checked on the text: `null` and nesting. Anything else returns None and takes
-    the strict path, which reports.
+    orjson parses several times faster than `json` with hooks. Its value is the strict
+    parser's when the bytes are exactly what orjson writes back (two-space indent plus a
+    newline, as the importer writes a file, or compact, as a bulk file's line): then there is
+    no duplicate key (it would be lost), no BOM, bad UTF-8, lone surrogate, NaN or overflowing
+    number (orjson refuses them), no integer past ±2^53 (OPT_STRICT_INTEGER refuses to write it
+    back), and every number is in its shortest form. What remains is checked on the text:
+    `null` and nesting. Anything else returns None and takes the strict path, which reports.
     """
     if b"null" in data:
         return None
@@ -117,13 +118,13 @@ def parse_clean(data: bytes) -> Any:
         return None
     if not isinstance(value, dict):
         return None
+    # Only an indented document ends in a newline, and only a compact one does not.
+    indented = data.endswith(b"\n")
     try:
-        indented = orjson.dumps(value, option=_ORJSON_INDENT)
+        written = orjson.dumps(value, option=_ORJSON_INDENT if indented else _ORJSON_COMPACT)
     except orjson.JSONEncodeError:
         return None
-    if indented + b"\n" == data or orjson.dumps(value) == data:
-        return value
-    return None
+    return value if written + b"\n" * indented == data else None
 
 
 def parse_json(text: str, limits: Limits = CONTENT_LIMITS) -> tuple[Any, list[tuple[str, str]]]:
@@ -206,4 +207,3 @@ def quote(value: Any, limit: int = 60) -> str:
     """A content string made safe to print on one line: JSON-quoted, ASCII, cut."""
     text = json.dumps(value, ensure_ascii=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-

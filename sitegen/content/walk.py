@@ -10,14 +10,19 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
+from sitegen.content.bulk import is_bulk
 from sitegen.model.problems import Problem
+
+CONTENT_FILES = "content holds .json resources, .jsonl and .jsonl.zst bulk files and .md notes"
 
 
 def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str, str]]:
-    """Regular `.json`/`.jsonl` files in sorted order; never follows a symlink. Each as its path
-    and its path below `root`, both plain strings: a `Path` per file cost more than the rest of
-    the walk, and again each time a chunk of them was pickled for a load worker."""
+    """Regular `.json`, `.jsonl` and `.jsonl.zst` files in sorted order; never follows a
+    symlink. Each as its path and its path below `root`, both plain strings: a `Path` per file
+    cost more than the rest of the walk, and again each time a chunk of them was pickled for a
+    load worker."""
     try:
         mode = os.lstat(root).st_mode
     except OSError as error:
@@ -55,7 +60,7 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
                 shown, entry.is_symlink(), entry.is_file(follow_symlinks=False)
             ):
                 problems.append(refusal)
-            elif name.endswith((".json", ".jsonl")):
+            elif name.endswith(".json") or is_bulk(name):
                 yield entry.path, relative
             elif not name.endswith(".md"):
                 problems.append(
@@ -63,7 +68,7 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
                         shown,
                         "-",
                         "unexpected file type",
-                        "content holds .json resources, .jsonl exports and .md notes",
+                        CONTENT_FILES,
                     )
                 )
         stack.extend(reversed(subdirectories))
@@ -88,6 +93,33 @@ def refuse_special(shown: str, symlink: bool, regular: bool) -> Problem | None:
 _READ_FLAGS = (
     os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 )
+
+
+def open_file(
+    path: str | Path, shown: str, limit: int, problems: list[Problem]
+) -> IO[bytes] | None:
+    """A regular file of at most `limit` bytes opened to read (the caller closes it), else None
+    and the problem."""
+    try:
+        descriptor = os.open(path, _READ_FLAGS)
+    except OSError as error:
+        problems.append(Problem(shown, "-", f"cannot read file: {error.strerror}"))
+        return None
+    try:
+        found = os.fstat(descriptor)
+        refusal = refuse_special(shown, stat.S_ISLNK(found.st_mode), stat.S_ISREG(found.st_mode))
+        if refusal is None and found.st_size > limit:
+            refusal = Problem(
+                shown, "-", f"file is {found.st_size:,} bytes, over the limit of {limit:,}"
+            )
+    except BaseException:
+        os.close(descriptor)
+        raise
+    if refusal:
+        os.close(descriptor)
+        problems.append(refusal)
+        return None
+    return os.fdopen(descriptor, "rb")
 
 
 def read_bytes(path: str | Path, shown: str, limit: int, problems: list[Problem]) -> bytes | None:
@@ -139,4 +171,3 @@ def decode(data: bytes, shown: str, problems: list[Problem]) -> str | None:
             )
         )
         return None
-

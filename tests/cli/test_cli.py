@@ -204,7 +204,7 @@ def test_an_empty_content_directory_warns(
     empty.mkdir()
     warning = (
         "content: -: warning: no resources: the site built from it has no runs; hint: is this "
-        "the content tree? Resources are its .json files and .jsonl exports"
+        "the content tree? Resources are its .json files and .jsonl(.zst) bulk files"
     )
     assert main(["check", str(empty)]) == 0
     assert capsys.readouterr().out == f"{warning}\nok, 1 warning: 0 resources in 0 files\n"

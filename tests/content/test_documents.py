@@ -19,7 +19,10 @@ from sitegen.pipeline import build_site, check_documents
 from tests.conftest import FIXTURES
 
 SITE = FIXTURES / "site" / "content"
-RUN = "runs/liger-layer-norm-backward-liger-nvidia-h100-80gb-hbm3-hidden1024-rows4096-fp32-2025-07-17-18-18-16.json"
+RUN = (
+    "runs/liger-layer-norm-backward-liger-nvidia-h100-80gb-hbm3-hidden1024-rows4096-fp32-"
+    "2025-07-17-18-18-16.json"
+)
 TREE = {
     RUN: (SITE / RUN).read_bytes(),
     **{
@@ -44,7 +47,9 @@ scalars = (
 )
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=12), inner, max_size=5)
+    ),
     max_leaves=25,
 )
 
@@ -104,9 +109,7 @@ def mutated_trees(draw: st.DrawFn) -> dict[str, bytes]:
     return {**TREE, name: json.dumps(changed, indent=indent, ensure_ascii=False).encode()}
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_trees())
 def test_a_tree_with_any_part_replaced_checks_without_raising(files: dict[str, bytes]) -> None:
     checked = check_documents(files.items(), "content")

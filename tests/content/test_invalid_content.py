@@ -1,7 +1,7 @@
 """One folder per invalid content tree, each with the exact output `sitegen check` must print.
 
-Regenerate the expected files with `SITEGEN_REGENERATE=1 pytest tests/content/test_invalid_content.py`
-and read the diff.
+Regenerate the expected files with
+`SITEGEN_REGENERATE=1 pytest tests/content/test_invalid_content.py` and read the diff.
 """
 
 from __future__ import annotations

@@ -11,13 +11,12 @@ from sitegen.analysis.kernels import analyse
 from sitegen.content.catalog import references_of, resolve
 from sitegen.content.load import load_content
 from sitegen.content.run_summary import (
-    values_of,
     RunSummary,
-    Shape,
     Value,
     benchmark_parts,
     summarise,
     title_parts,
+    values_of,
 )
 from sitegen.model.resources import BenchmarkRun
 from tests.site.planned import CONTENT
