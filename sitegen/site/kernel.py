@@ -4,6 +4,7 @@ and the same data in the page's JSON twin. Every run of the kernel is linked fro
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -11,7 +12,7 @@ from urllib.parse import urlencode
 
 from sitegen.analysis.frontier import frontiers_of
 from sitegen.analysis.kernels import Kernel, RunFacts, Series
-from sitegen.analysis.releases import histories_of
+from sitegen.analysis.releases import ReleaseHistory, histories_of
 from sitegen.analysis.series import Cell, Chart, PassSection, metrics_of, passes_of
 from sitegen.analysis.verdicts import ChartVerdicts, verdicts_of
 from sitegen.content.run_summary import LATENCY
@@ -98,6 +99,7 @@ class ChartBlock:
     shapes: tuple[ShapeTable, ...]
     strip: VerdictStrip  # who wins at each shape, beyond the noise
     releases: tuple[ReleaseBlock, ...]  # series measured at a shape under several releases
+    releases_more: int  # series and shapes under several releases not shown (the history has them)
     data: dict[str, Any]  # the chart in the page's JSON twin
     heading_id: str = ""  # its heading's id, of kernel, GPU, pass and shape words (search)
     context: str = ""  # the kernel, GPU and pass, said in the heading to readers and search
@@ -407,6 +409,8 @@ def chart_block(
                 compare_href(lookup, [c.run for c in row.cells if c.value is not None]),
             )
         )
+    across = histories_of(chart)
+    shown_releases = _largest_changes(across)
     drawn = len(spec["data"])
     points = sum(len(trace["x"]) for trace in spec["data"])
     fallback = (
@@ -431,13 +435,29 @@ def chart_block(
         fallback=fallback,
         shapes=tuple(shapes),
         strip=strip,
-        releases=release_blocks(
-            chart, histories_of(chart), styles, lambda d: lookup.urls.link(d) or ""
-        ),
+        releases=release_blocks(chart, shown_releases, styles, lambda d: lookup.urls.link(d) or ""),
+        releases_more=len(across) - len(shown_releases),
         data=chart_twin(lookup, chart, spec, scale, strip),
         heading_id=heading.id if heading else "",
         context=heading.context if heading else "",
     )
+
+
+RELEASES_SHOWN = 4  # across-release charts under a chart: those that changed the most
+
+
+def _largest_changes(histories: tuple[ReleaseHistory, ...]) -> tuple[ReleaseHistory, ...]:
+    """The series and shapes whose value changed the most from one release to the next beyond
+    the spread, in the chart's order: a chart's block stays the same size whatever the
+    releases and shapes measured; the history pages show every one."""
+
+    def largest(history: ReleaseHistory) -> float:
+        steps = [abs(math.log(c.ratio)) for c in history.changes if c.beyond_noise and c.ratio > 0]
+        return max(steps, default=0.0)
+
+    ranked = sorted(range(len(histories)), key=lambda i: (-largest(histories[i]), i))
+    chosen = sorted(i for i in ranked[:RELEASES_SHOWN] if largest(histories[i]) > 0)
+    return tuple(histories[i] for i in chosen)
 
 
 def _anchor(chart: Chart, run: RunFacts, anchored: set[str]) -> str:

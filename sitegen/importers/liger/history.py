@@ -19,6 +19,8 @@ from pathlib import Path
 from sitegen.model.problems import Problem
 
 COMMITS_FILE = "commits.tsv"
+HISTORY_FOLDER = "benchmarks/"  # the history's CSVs, as rows and reports name them
+HISTORY_RUNS = "history.jsonl.zst"  # the bulk file of a kernel and pass's history runs
 GOLDEN_FILE = "benchmarks/golden_commits.json"
 _FOLDER = re.compile(r"^([0-9a-f]{7,40})(?:-v([0-9][0-9A-Za-z.+-]*))?$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -120,7 +122,7 @@ def load_history(folder: Path, problems: list[Problem]) -> History | None:
             )
             continue
         files.append(
-            HistoryFile(csv_path, f"benchmarks/{name}/benchmark.csv", commits[name], match[2])
+            HistoryFile(csv_path, f"{HISTORY_FOLDER}{name}/benchmark.csv", commits[name], match[2])
         )
     if not files:
         problems.append(Problem(str(benchmarks), "folder", "no <folder>/benchmark.csv"))

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from sitegen.importers.liger.conventions import COPYRIGHT, LICENCE, MEASURED_NAME, SOURCE
+from sitegen.importers.liger.history import HISTORY_FOLDER
 from sitegen.importers.liger.providers import REPOSITORY
 from sitegen.importers.liger.sources import Origin
 
@@ -31,7 +32,6 @@ FILE_COMMITS = {
 }
 # The gh-pages commit of the history's files (benchmarks/<folder>/benchmark.csv): README there.
 HISTORY_COMMIT = "a4809939c2d8ba409d1c8025adeb8cad5f202f6a"
-HISTORY_PREFIX = "benchmarks/"
 # Kinds in the order a report lists them.
 KINDS = (
     "OperationSpec",
@@ -86,7 +86,7 @@ def _report(
     skips = Counter(row.file for row in skipped)
     for source in files:
         entry: Json = {"name": source.name}
-        if source.name.startswith(HISTORY_PREFIX):  # gh-pages: every published CI run
+        if source.name.startswith(HISTORY_FOLDER):  # gh-pages: every published CI run
             entry["path"] = source.name
             entry["commit"] = HISTORY_COMMIT
             entry["url"] = f"{REPOSITORY}/blob/{HISTORY_COMMIT}/{source.name}"

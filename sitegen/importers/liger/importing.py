@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sitegen.content.bulk import bulk_bytes
 from sitegen.importers.liger.bindings import Unbound, bind
 from sitegen.importers.liger.conventions import (
     COMMIT_DATE_LABEL,
@@ -33,7 +34,14 @@ from sitegen.importers.liger.conventions import (
     RELEASE_TAG_LABEL,
 )
 from sitegen.importers.liger.gpus import gpu_of
-from sitegen.importers.liger.history import History, HistoryFile, load_history, measured_at_commit
+from sitegen.importers.liger.history import (
+    HISTORY_FOLDER,
+    HISTORY_RUNS,
+    History,
+    HistoryFile,
+    load_history,
+    measured_at_commit,
+)
 from sitegen.importers.liger.import_reports import KINDS, build_reports
 from sitegen.importers.liger.providers import PROVIDERS
 from sitegen.importers.liger.resources import (
@@ -141,13 +149,22 @@ class ImportResult:
             survivors.append(survivor)
         return sorted(survivors, key=lambda built: built.path)
 
-    def tree(self) -> dict[str, Json]:
-        """The content tree: relative path → JSON document (the resources and the reports)."""
+    def tree(self) -> dict[str, Json | list[Json]]:
+        """The content tree: relative path → JSON document (the resources and the reports), or
+        the documents of a bulk file: the history's runs, tens of thousands, are written a
+        kernel and pass a file (`runs/<kernel>/<pass>/history.jsonl.zst`)."""
         resources = self.resources()
-        tree: dict[str, Json] = {}
+        in_bulk = {row.run.digest for row in self.imported if row.file.startswith(HISTORY_FOLDER)}
+        tree: dict[str, Json | list[Json]] = {}
         for built in resources:
             if built.path in tree:  # import_rows reports a clash: here it is our bug
                 raise RuntimeError(f"two resources would be written to {built.path}")
+            if built.kind == "BenchmarkRun" and built.digest in in_bulk:
+                bulk = built.path.rsplit("/", 1)[0] + "/" + HISTORY_RUNS
+                runs = tree.setdefault(bulk, [])
+                assert isinstance(runs, list)
+                runs.append(built.document)
+                continue
             tree[built.path] = built.document
         tree.update(self.reports(resources))
         return tree
@@ -463,14 +480,18 @@ def render(document: Json) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def rendered(tree: Mapping[str, Json]) -> dict[str, bytes]:
+def rendered(tree: Mapping[str, Json | list[Json]]) -> dict[str, bytes]:
     """The tree's files as written, the reports first: a staging tree left by a killed import
-    is known by its `_sources` folder (publish/write.py)."""
+    is known by its `_sources` folder (publish/write.py). A list is a bulk file's documents."""
     order = sorted(tree, key=lambda path: (not path.startswith("_sources/"), path))
-    return {path: render(tree[path]).encode() for path in order}
+    return {path: _file_bytes(tree[path]) for path in order}
 
 
-def write_tree(tree: Mapping[str, Json], out_dir: Path) -> None:
+def _file_bytes(content: Json | list[Json]) -> bytes:
+    return bulk_bytes(content) if isinstance(content, list) else render(content).encode()
+
+
+def write_tree(tree: Mapping[str, Json | list[Json]], out_dir: Path) -> None:
     """Replace `out_dir` with `tree`, all or nothing: staged beside it, then swapped in, under
     its lock. OutputError for a folder the import may not replace, or a failed write."""
     write_site(rendered(tree), out_dir, owner=IMPORTED_CONTENT)
