@@ -20,10 +20,10 @@ The rule (docs/site.md, "Regressions"), for the points of one series at one cell
    sharpest change from one point to the next: between the last point before it and the first
    after it, the commit range the change happened in.
 
-5. A step is the code's only where the code changed and little else moved with it: between
-   runs at one commit it is the machine's (the same code measured twice), and where steps of
-   the same direction between the same two runs of one GPU span SHARED_KERNELS kernels or
-   more, the runner or the harness moved, not each kernel's code (`shared_by`).
+5. Runs of one commit are one point (`places`): the same code, so no step falls between them.
+6. A step is the code's only where little else moved with it: where steps of the same
+   direction between the same two commits of one GPU span SHARED_KERNELS kernels or more, the
+   runner or the harness moved, not each kernel's code (`shared_by`).
 
 asv (`asv/step_detect.py`) fits a piecewise-constant function by penalised least absolute
 deviations and reports the steps of the fit; its penalty is tuned to the noise, which its
@@ -140,14 +140,46 @@ def _spreads_part(before: Sequence[Value], after: Sequence[Value], direction: in
 def steps_of(
     histories: Sequence[SeriesHistory], threshold: float = DEFAULT_THRESHOLD
 ) -> tuple[Found, ...]:
-    """Every step of every history, newest first (by the first point after it)."""
-    found = [
-        Found(history, step)
-        for history in histories
-        for step in find_steps([p.value for p in history.points], threshold)
-    ]
+    """Every step of every history, newest first (by the first point after it).
+
+    Runs of one commit are one place (their medians' median): a release run beside a CI run,
+    or two sweeps crossing at the cell, measured the same code, so a step can only fall
+    between two commits, and a step must hold at two commits, not at two runs of one."""
+    found = []
+    for history in histories:
+        starts, values = places(history.points)
+        for step in find_steps(values, threshold):
+            found.append(Found(history, step._replace(at=starts[step.at])))
     found.sort(key=lambda f: (f.first_after.when, f.first_after.run.digest), reverse=True)
     return tuple(found)
+
+
+def places(points: Sequence[HistoryPoint]) -> tuple[list[int], list[Value]]:
+    """Each place's first point and its value: the median of its runs' medians, p20s and p80s
+    (a place is a commit, else a run of no known commit alone)."""
+    groups: list[list[HistoryPoint]] = []
+    for point in points:
+        if groups and point.commit and groups[-1][0].commit == point.commit:
+            groups[-1].append(point)
+        else:
+            groups.append([point])
+    starts, values = [], []
+    index = 0
+    for group in groups:
+        starts.append(index)
+        index += len(group)
+        lows = [p.value.low for p in group]
+        highs = [p.value.high for p in group]
+        spread = None if None in lows or None in highs else group[0].value.spread
+        values.append(
+            group[0].value._replace(
+                centre=statistics.median(p.value.centre for p in group),
+                low=statistics.median(v for v in lows if v is not None) if spread else None,
+                high=statistics.median(v for v in highs if v is not None) if spread else None,
+                spread=spread,
+            )
+        )
+    return starts, values
 
 
 def shared_by(found: Sequence[Found]) -> dict[tuple[str, str, str, bool], int]:
@@ -172,8 +204,5 @@ def moment(item: Found) -> tuple[str, str, str, bool]:
 
 
 def cause(item: Found, shared: dict[tuple[str, str, str, bool], int]) -> str:
-    """`code`, or `machine` where the code did not change or many kernels moved at once."""
-    before, after = item.last_before, item.first_after
-    if before.commit and before.commit == after.commit:
-        return "machine"
+    """`code`, or `machine` where many kernels moved at once."""
     return "machine" if shared.get(moment(item), 1) >= SHARED_KERNELS else "code"

@@ -156,8 +156,6 @@ def compare_link(item: Found) -> Link:
     before, after = item.last_before.run.revision, item.first_after.run.revision
     if before is None or after is None or not before.commit or not after.commit:
         return Link("")
-    if before.commit == after.commit:  # two runs at one commit: the machine, not the code
-        return Link("same commit")
     return Link(
         "the commits between",
         f"{after.repository}/compare/{before.commit}...{after.commit}",
@@ -328,7 +326,7 @@ def _reference(histories: list[SeriesHistory]) -> str:
             commit, at = reference
             return (
                 f"Upstream's reference (golden) commit for this kernel is {commit[:7]} "
-                f"({at[:10]}), drawn as a dashed line on each chart."
+                f"({at[:10]}), drawn as a dashed line on each chart measured around it."
             )
     return ""
 
@@ -672,11 +670,16 @@ def _marks(histories: list[SeriesHistory]) -> tuple[list[dict[str, Any]], list[d
         shapes.append(_vertical(x, "#6B7280", "dot"))
         annotations.append(_label(x, f"v{tag}", "#374151"))
     reference = next((h.reference for h in histories if h.reference), None)
+    first = min(_x(h.points[0]) for h in histories)
+    last = max(_x(h.points[-1]) for h in histories)
     if reference is not None:
         commit, at = reference
         x = at[:10] + " " + at[11:19]
-        shapes.append(_vertical(x, "#7C3AED", "dash"))
-        annotations.append(_label(x, f"golden {commit[:7]}", "#7C3AED", 1.1))
+        # Drawn where the chart has runs around it: a reference from before this series was
+        # first measured would only stretch the axis (the page says where it is).
+        if first <= x <= last:
+            shapes.append(_vertical(x, "#7C3AED", "dash"))
+            annotations.append(_label(x, f"golden {commit[:7]}", "#7C3AED"))
     return shapes, annotations
 
 
@@ -693,13 +696,17 @@ def _vertical(x: str, colour: str, dash: str) -> dict[str, Any]:
     }
 
 
-def _label(x: str, text: str, colour: str, y: float = 1.0) -> dict[str, Any]:
+def _label(x: str, text: str, colour: str) -> dict[str, Any]:
+    """A line's label, upright beside it inside the plot: neighbouring releases do not
+    overwrite each other."""
     return {
         "x": x,
         "xref": "x",
-        "y": y,
+        "y": 1,
         "yref": "paper",
-        "yanchor": "bottom",
+        "yanchor": "top",
+        "xanchor": "right",
+        "textangle": -90,
         "text": plotly_text(text),
         "showarrow": False,
         "font": {"size": 11, "color": colour},

@@ -76,9 +76,10 @@ def test_a_series_that_jumps_at_every_commit_needs_a_bigger_step() -> None:
     assert find_steps(swinging) == ()
 
 
-def with_commits(root: Path, medians: list[int]) -> Path:
+def with_commits(root: Path, medians: list[int], commits: list[int] | None = None) -> Path:
     """The fixture's Liger LayerNorm forward on the H100 at hidden 4096, measured once per
-    commit (one a day in June 2025) with the medians given, p20/p80 at ±1%."""
+    commit (one a day in June 2025; `commits` numbers each run's commit if not) with the
+    medians given, p20/p80 at ±1%."""
     content = root / "content"
     shutil.copytree(CONTENT, content)
     current = forward_runs(content, "liger", 4096)
@@ -87,9 +88,10 @@ def with_commits(root: Path, medians: list[int]) -> Path:
     for day, median in enumerate(medians, start=1):
         run = json.loads(json.dumps(document))
         run["metadata"]["name"] += f"-{day}"
+        commit = commits[day - 1] if commits else day
         run["metadata"]["labels"] |= {
-            "liger_commit": f"{day:02d}" * 20,
-            "liger_commit_date": f"2025-06-{day:02d}T00:00:00.000Z",
+            "liger_commit": f"{commit:02d}" * 20,
+            "liger_commit_date": f"2025-06-{commit:02d}T00:00:00.000Z",
         }
         run["spec"]["observedAt"] = f"2025-06-{day:02d}T06:00:00.000Z"
         run["spec"]["sourceNative"]["externalId"] += f"/{day}"
@@ -109,3 +111,21 @@ def test_a_step_in_the_catalog_is_located_between_two_commits(tmp_path: Path) ->
     assert (found.last_before.commit, found.first_after.commit) == ("05" * 20, "06" * 20)
     # Every other series of the kernel has one run a cell: nothing else is reported.
     assert all(len(h.points) == 1 for h in histories_of(kernel) if h.key != found.history.key)
+
+
+def test_runs_of_one_commit_are_one_point(tmp_path: Path) -> None:
+    # A step seen at two runs of the newest commit (a CI run and a release run) is one commit:
+    # not yet a step that holds.
+    content = with_commits(tmp_path / "a", [50_000] * 5 + [65_000] * 2, [1, 2, 3, 4, 5, 6, 6])
+    kernel = next(
+        k for k in analyse(check_content(content).catalog).kernels if k.title == "LayerNorm"
+    )
+    assert steps_of(histories_of(kernel)) == ()
+    # The next commit confirms it; the step falls before the first run of commit 6.
+    content = with_commits(tmp_path / "b", [50_000] * 5 + [65_000] * 3, [1, 2, 3, 4, 5, 6, 6, 7])
+    kernel = next(
+        k for k in analyse(check_content(content).catalog).kernels if k.title == "LayerNorm"
+    )
+    (found,) = steps_of(histories_of(kernel))
+    assert (found.last_before.commit, found.first_after.commit) == ("05" * 20, "06" * 20)
+    assert found.history.points[found.step.at - 1].commit == "05" * 20
