@@ -21,9 +21,11 @@ The rule (docs/site.md, "Regressions"), for the points of one series at one cell
    after it, the commit range the change happened in.
 
 5. Runs of one commit are one point (`places`): the same code, so no step falls between them.
-6. A step is the code's only where little else moved with it: where steps of the same
-   direction between the same two commits of one GPU span SHARED_KERNELS kernels or more, the
-   runner or the harness moved, not each kernel's code (`shared_by`).
+6. A step is the code's only where the implementation changed across it and little else moved
+   with it: a step of a series whose implementation is the same on both sides (a baseline,
+   PyTorch or Transformers, not versioned by the commits) is its environment's; and where steps
+   of the same direction between the same two commits of one GPU span SHARED_KERNELS kernels or
+   more, the runner or the harness moved, not each kernel's code (`shared_by`).
 
 asv (`asv/step_detect.py`) fits a piecewise-constant function by penalised least absolute
 deviations and reports the steps of the fit; its penalty is tuned to the noise, which its
@@ -204,5 +206,9 @@ def moment(item: Found) -> tuple[str, str, str, bool]:
 
 
 def cause(item: Found, shared: dict[tuple[str, str, str, bool], int]) -> str:
-    """`code`, or `machine` where many kernels moved at once."""
+    """`code`, or `machine` where the implementation is the same on both sides (a baseline
+    such as PyTorch: its code did not change, its environment did) or many kernels moved at
+    once."""
+    if item.last_before.run.implementation == item.first_after.run.implementation:
+        return "machine"
     return "machine" if shared.get(moment(item), 1) >= SHARED_KERNELS else "code"

@@ -13,7 +13,13 @@ import pytest
 
 from sitegen.analysis.history import histories_of
 from sitegen.analysis.kernels import analyse
-from sitegen.analysis.regressions import DEFAULT_THRESHOLD, find_steps, steps_of
+from sitegen.analysis.regressions import (
+    DEFAULT_THRESHOLD,
+    cause,
+    find_steps,
+    shared_by,
+    steps_of,
+)
 from sitegen.content.run_summary import Value
 from sitegen.pipeline import check_content
 from tests.analysis.test_verdicts import forward_runs, set_latency
@@ -129,3 +135,18 @@ def test_runs_of_one_commit_are_one_point(tmp_path: Path) -> None:
     (found,) = steps_of(histories_of(kernel))
     assert (found.last_before.commit, found.first_after.commit) == ("05" * 20, "06" * 20)
     assert found.history.points[found.step.at - 1].commit == "05" * 20
+
+
+def test_a_step_of_an_implementation_the_commits_do_not_change_is_not_the_codes(
+    tmp_path: Path,
+) -> None:
+    # The fixture's runs name one ImplementationRevision at every commit (no projectRevision):
+    # what moved was not its code.
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4)
+    kernel = next(
+        k for k in analyse(check_content(content).catalog).kernels if k.title == "LayerNorm"
+    )
+    found = steps_of(histories_of(kernel))
+    shared = shared_by(found)
+    assert list(shared.values()) == [1]  # one kernel stepped there
+    assert [cause(item, shared) for item in found] == ["machine"]
