@@ -70,10 +70,11 @@ class Found(NamedTuple):
 
     history: SeriesHistory
     step: Step
+    before_at: int = -1  # the last point before the step (runs of no commit may lie between)
 
     @property
     def last_before(self) -> HistoryPoint:
-        return self.history.points[self.step.at - 1]
+        return self.history.points[self.before_at if self.before_at >= 0 else self.step.at - 1]
 
     @property
     def first_after(self) -> HistoryPoint:
@@ -150,32 +151,49 @@ def steps_of(
     found = []
     for history in histories:
         starts, values = places(history.points)
+        ends = [start - 1 for start in starts[1:]]  # each place's last point, but the last's
         for step in find_steps(values, threshold):
-            found.append(Found(history, step._replace(at=starts[step.at])))
+            before = _last_of_place(history.points, starts[step.at - 1], ends[step.at - 1])
+            found.append(Found(history, step._replace(at=starts[step.at]), before))
     found.sort(key=lambda f: (f.first_after.when, f.first_after.run.digest), reverse=True)
     return tuple(found)
 
 
+def _last_of_place(points: Sequence[HistoryPoint], start: int, end: int) -> int:
+    """The last run of the place starting at `start` (runs of no commit may follow it)."""
+    commit = points[start].commit
+    last = start
+    for index in range(start, end + 1):
+        if points[index].commit == commit:
+            last = index
+    return last
+
+
 def places(points: Sequence[HistoryPoint]) -> tuple[list[int], list[Value]]:
-    """Each place's first point and its value: the median of its runs' medians, p20s and p80s
-    (a place is a commit, else a run of no known commit alone)."""
-    groups: list[list[HistoryPoint]] = []
-    for point in points:
-        if groups and point.commit and groups[-1][0].commit == point.commit:
-            groups[-1].append(point)
+    """Each place's first point and its value: the median of its runs' medians, p20s and p80s.
+    A place is a commit; where a series has runs of two commits or more, its runs of no known
+    commit take no part (a step to one could not be placed between commits, and such runs,
+    published apart from the CI's, may be another machine's); a series of no commits at all
+    has a place per run."""
+    with_commit = sum(1 for p in points if p.commit) >= 2
+    groups: list[list[tuple[int, HistoryPoint]]] = []
+    for index, point in enumerate(points):
+        if with_commit and not point.commit:
+            continue
+        if groups and point.commit and groups[-1][0][1].commit == point.commit:
+            groups[-1].append((index, point))
         else:
-            groups.append([point])
+            groups.append([(index, point)])
     starts, values = [], []
-    index = 0
     for group in groups:
-        starts.append(index)
-        index += len(group)
-        lows = [p.value.low for p in group]
-        highs = [p.value.high for p in group]
-        spread = None if None in lows or None in highs else group[0].value.spread
+        starts.append(group[0][0])
+        runs = [p for _, p in group]
+        lows = [p.value.low for p in runs]
+        highs = [p.value.high for p in runs]
+        spread = None if None in lows or None in highs else runs[0].value.spread
         values.append(
-            group[0].value._replace(
-                centre=statistics.median(p.value.centre for p in group),
+            runs[0].value._replace(
+                centre=statistics.median(p.value.centre for p in runs),
                 low=statistics.median(v for v in lows if v is not None) if spread else None,
                 high=statistics.median(v for v in highs if v is not None) if spread else None,
                 spread=spread,
