@@ -103,6 +103,7 @@ class ChartBlock:
     data: dict[str, Any]  # the chart in the page's JSON twin
     heading_id: str = ""  # its heading's id, of kernel, GPU, pass and shape words (search)
     context: str = ""  # the kernel, GPU and pass, said in the heading to readers and search
+    history: Link | None = None  # the kernel's history on this GPU, where a line has one
 
 
 class GpuBlock(NamedTuple):
@@ -440,6 +441,19 @@ def chart_block(
         data=chart_twin(lookup, chart, spec, scale, strip),
         heading_id=heading.id if heading else "",
         context=heading.context if heading else "",
+        history=_chart_history(lookup, chart),
+    )
+
+
+def _chart_history(lookup: SiteLookup, chart: Chart) -> Link | None:
+    """Where a chart's lines go commit by commit: the kernel's history on its GPU, if any
+    line at any shape was measured more than once."""
+    cells = [cell for row in chart.rows for cell in row.cells]
+    if not any(cell.earlier for cell in cells):
+        return None
+    return Link(
+        "every line commit by commit",
+        history_href(lookup, cells[0].run.kernel_key, chart.environment),
     )
 
 

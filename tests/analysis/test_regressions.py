@@ -21,6 +21,7 @@ from sitegen.analysis.regressions import (
     steps_of,
 )
 from sitegen.content.run_summary import Value
+from sitegen.model.digest import digest
 from sitegen.pipeline import check_content
 from tests.analysis.test_verdicts import forward_runs, set_latency
 from tests.site.planned import CONTENT
@@ -82,15 +83,21 @@ def test_a_series_that_jumps_at_every_commit_needs_a_bigger_step() -> None:
     assert find_steps(swinging) == ()
 
 
-def with_commits(root: Path, medians: list[int], commits: list[int] | None = None) -> Path:
+def with_commits(
+    root: Path, medians: list[int], commits: list[int] | None = None, revisions: bool = False
+) -> Path:
     """The fixture's Liger LayerNorm forward on the H100 at hidden 4096, measured once per
     commit (one a day in June 2025; `commits` numbers each run's commit if not) with the
-    medians given, p20/p80 at ±1%."""
+    medians given, p20/p80 at ±1%; with `revisions`, each commit's run names Liger's
+    implementation at that commit (its own ImplementationRevision), as the history's do."""
     content = root / "content"
     shutil.copytree(CONTENT, content)
     current = forward_runs(content, "liger", 4096)
     document: dict[str, Any] = json.loads(current.read_text())
     current.unlink()
+    implementation = json.loads(
+        (content / "implementations" / "liger-bench-layer-norm-liger.json").read_text()
+    )
     for day, median in enumerate(medians, start=1):
         run = json.loads(json.dumps(document))
         run["metadata"]["name"] += f"-{day}"
@@ -99,6 +106,12 @@ def with_commits(root: Path, medians: list[int], commits: list[int] | None = Non
             "liger_commit": f"{commit:02d}" * 20,
             "liger_commit_date": f"2025-06-{commit:02d}T00:00:00.000Z",
         }
+        if revisions:
+            at = json.loads(json.dumps(implementation))
+            at["metadata"]["name"] += f"-{commit:02d}"
+            at["spec"]["projectRevision"] = {"commit": f"{commit:02d}" * 20}
+            (content / "implementations" / f"at-{commit}.json").write_text(json.dumps(at))
+            run["spec"]["implementationDigest"] = digest("ImplementationRevision", at["spec"])
         run["spec"]["observedAt"] = f"2025-06-{day:02d}T06:00:00.000Z"
         run["spec"]["sourceNative"]["externalId"] += f"/{day}"
         path = content / "runs" / f"commit-{day}.json"
@@ -150,3 +163,13 @@ def test_a_step_of_an_implementation_the_commits_do_not_change_is_not_the_codes(
     shared = shared_by(found)
     assert list(shared.values()) == [1]  # one kernel stepped there
     assert [cause(item, shared) for item in found] == ["machine"]
+
+
+def test_a_step_of_liger_at_its_commits_is_the_codes(tmp_path: Path) -> None:
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    analysis = analyse(check_content(content, strict=True).catalog)
+    kernel = next(k for k in analysis.kernels if k.title == "LayerNorm")
+    # Nine revisions of one implementation: one line of the chart.
+    assert [s.label for s in kernel.series] == ["Liger", "Transformers"]
+    found = steps_of(histories_of(kernel))
+    assert [cause(item, shared_by(found)) for item in found] == ["code"]
