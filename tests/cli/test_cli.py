@@ -213,7 +213,7 @@ def test_an_empty_content_directory_warns(
     assert main(["build", str(empty), "--out", str(tmp_path / "public"), "--no-search"]) == 0
     captured = capsys.readouterr()
     assert warning in captured.err.splitlines()
-    assert captured.out.startswith("built 11 pages (0 runs) in ")
+    assert captured.out.startswith("built 12 pages (0 runs) in ")
 
 
 def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -229,7 +229,7 @@ def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path:
     kernel = next((out / "kernels").glob("*/index.html")).read_text()
     assert ": 1 implementation at 1 shape, 1 measurement; the table below" in kernel
     assert main(["build", str(FIXTURES / "site" / "content"), "--out", str(out)]) == 0
-    assert capsys.readouterr().out.startswith("built 59 pages (28 runs) in ")
+    assert capsys.readouterr().out.startswith("built 60 pages (28 runs) in ")
 
 
 def test_a_build_logs_a_line_per_stage_off_a_terminal(tmp_path: Path) -> None:
