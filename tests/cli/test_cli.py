@@ -240,7 +240,7 @@ def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path:
     assert main(["build", str(content), "--out", str(out)]) == 0
     built = capsys.readouterr().out
     index = r"of which the search index \d+\.\d s \(4 pages, \d+\.\d MiB\)"
-    assert re.fullmatch(rf"built 15 pages \(1 run\) in \d+\.\d s, {index} → {out}\n", built), built
+    assert re.fullmatch(rf"built 16 pages \(1 run\) in \d+\.\d s, {index} → {out}\n", built), built
     kernel = next((out / "kernels").glob("*/index.html")).read_text()
     assert ": 1 implementation at 1 shape, 1 measurement; the table below" in kernel
     assert main(["build", str(FIXTURES / "site" / "content"), "--out", str(out)]) == 0
