@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
 from sitegen.analysis.kernels import Analysis, analyse
+from sitegen.analysis.regressions import DEFAULT_THRESHOLD
 from sitegen.content.catalog import Catalog, resolve
 from sitegen.content.documents import SHOWN_ESCAPED
 from sitegen.content.load import (
@@ -159,6 +160,7 @@ def build_site(
     state: State | None = None,
     wait: bool = False,
     search: bool = False,
+    regression_threshold: float = DEFAULT_THRESHOLD,
 ) -> BuiltSite:
     """check → analyse → plan → render → index → write. Nothing is written unless the content
     is clean.
@@ -168,12 +170,13 @@ def build_site(
     in the user's cache folder; `state` is one held in memory instead (`sitegen serve`),
     updated in place. Either way only changed content is read again, only changed pages
     rendered and only changed files written. `progress` hears of each stage and of the pages
-    rendered. `search` indexes the pages with Pagefind where it is installed (publish/search.py)
-    before they are published; where it is not, the site is built without and a warning says
-    so. The build holds the output's lock throughout (publish/lock.py): another build
-    into the same folder is refused, or with `wait` waits. Raises SearchError for an index
-    Pagefind could not make, OutputError for a refused
-    output path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
+    rendered. `regression_threshold` is the factor a step in a series' history must reach to
+    be reported (analysis/regressions.py). `search` indexes the pages with Pagefind where it
+    is installed (publish/search.py) before they are published; where it is not, the site is
+    built without and a warning says so. The build holds the output's lock throughout
+    (publish/lock.py): another build into the same folder is refused, or with `wait` waits.
+    Raises SearchError for an index Pagefind could not make, OutputError for a refused output
+    path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
     UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
     system that refuses, EpochError for a bad SOURCE_DATE_EPOCH, KeyboardInterrupt on Ctrl-C
     (or SIGTERM, under the command line's guard). Whatever it raises, the previous site is as
@@ -197,6 +200,7 @@ def build_site(
             state,
             pagefind_binary() if search else None,
             search,
+            regression_threshold,
         )
 
 
@@ -211,6 +215,7 @@ def _build(
     state: State | None,
     binary: Path | None,
     search: bool,
+    regression_threshold: float = DEFAULT_THRESHOLD,
 ) -> BuiltSite:
     on_disk = incremental and state is None
     if on_disk:
@@ -263,6 +268,7 @@ def _build(
             keyed=state is not None,
             records=records,
             escapes_text=any(p.hint == SHOWN_ESCAPED for p in checked.problems),
+            regression_threshold=regression_threshold,
         )
         site = plan_site(inputs)
         pages = len(site.pages) + 1  # and the 404 page
@@ -326,6 +332,7 @@ def _site_key(site: Site, inputs: SiteInputs) -> str:
         inputs.build_date,
         site.banner,
         site.indexable,
+        inputs.regression_threshold,
     )
 
 

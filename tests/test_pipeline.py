@@ -139,7 +139,7 @@ def test_machine_readable_outputs(site: Path) -> None:
 
 def test_every_page_has_its_open_graph_meta(site: Path) -> None:
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) == 60  # the sources page among them
+    assert len(pages) == 61  # the sources and regressions pages among them
     for path in pages:
         html = path.read_text()
         meta = dict(re.findall(r'<meta property="og:(\w+)" content="([^"]*)">', html))

@@ -25,7 +25,8 @@ from sitegen.content.run_summary import (
     Shape,
     Value,
 )
-from sitegen.importers.registry import provider, release_of, shape_of
+from sitegen.importers.registry import Revision, provider, release_of, revision_of, shape_of
+from sitegen.model.digest import digest
 from sitegen.model.names import kebab
 
 PASS_ORDER = ("forward", "no-grad-forward", "backward", "full")
@@ -59,6 +60,10 @@ class RunFacts(NamedTuple):
     environment: str
     source: str  # sourceNative.source, or ""
     release: str  # the release of the measured code, as its importer reads the labels; ""
+    # The implementation without its projectRevision (the digest it would have with `{}`):
+    # one implementation measured at 30 commits is one series. Else the implementation.
+    lineage: str
+    revision: Revision | None  # the commit of the measured code, as its importer reads it
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -74,8 +79,9 @@ class RunFacts(NamedTuple):
 
     @property
     def series_key(self) -> str:
-        """The series the run belongs to: its implementation as its title names it."""
-        return f"{self.implementation}/{self.provider}"
+        """The series the run belongs to: its implementation, whatever its revision, as its
+        title names it."""
+        return f"{self.lineage}/{self.provider}"
 
     @property
     def cohort(self) -> tuple[str, str, str]:
@@ -181,9 +187,15 @@ def analyse(catalog: Catalog) -> Analysis:
         w.digest: Shape((("cases", len(w.spec["cases"])),), "", ())
         for w in catalog.of_kind("WorkloadSuite")
     }
+    # Revisions of one implementation at several commits chart as one series (its lineage).
+    lineages = {
+        entry.digest: digest("ImplementationRevision", {**entry.spec, "projectRevision": {}})
+        for entry in catalog.of_kind("ImplementationRevision")
+        if entry.spec.get("projectRevision")
+    }
     facts: dict[str, RunFacts] = {}
     for entry in sorted(catalog.of_kind("BenchmarkRun"), key=lambda e: e.digest):
-        facts[entry.digest] = _run_facts(entry, catalog, shapes)
+        facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
 
     runs_by_kernel: dict[str, list[RunFacts]] = defaultdict(list)
     for run in facts.values():
@@ -205,7 +217,9 @@ def analyse(catalog: Catalog) -> Analysis:
     )
 
 
-def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]) -> RunFacts:
+def _run_facts(
+    entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape], lineages: dict[str, str]
+) -> RunFacts:
     # Taken, not read: a million summaries are not held beside the facts made from them.
     summary = entry.take_summary()
     workload = catalog.get(summary.workload, "WorkloadCase")
@@ -247,6 +261,7 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         or Shape((), "", ())
     )
     protocol = catalog.get(summary.protocol, "BenchmarkProtocol")
+    labels = dict(summary.labels)
     return RunFacts(
         entry=entry,
         kernel_key=key,
@@ -264,7 +279,9 @@ def _run_facts(entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape]
         protocol=sys.intern(summary.protocol),
         environment=sys.intern(summary.environment),
         source=sys.intern(summary.source),
-        release=sys.intern(release_of(summary.source, dict(summary.labels)) or ""),
+        release=sys.intern(release_of(summary.source, labels) or ""),
+        lineage=sys.intern(lineages.get(summary.implementation, summary.implementation)),
+        revision=revision_of(summary.source, labels),
     )
 
 
@@ -297,9 +314,12 @@ def _series(runs: list[RunFacts], catalog: Catalog) -> tuple[Series, ...]:
     """Each implementation as its runs' titles name it, with its display name (the importer's
     word for the provider, else the provider as written), made unique within the kernel, and
     whether it is a baseline (its implementation's role, or its provider's)."""
+    # The newest run's implementation stands for the series (its revisions are one line).
     first: dict[str, RunFacts] = {}
     for run in runs:
-        first.setdefault(run.series_key, run)
+        chosen = first.get(run.series_key)
+        if chosen is None or _age(run) > _age(chosen):
+            first[run.series_key] = run
     found = []
     for key, run in first.items():
         entry = catalog.get(run.implementation, "ImplementationRevision")

@@ -49,6 +49,14 @@ def add_to(commands: Any) -> None:
         help="make no search index (one is made where Pagefind is installed: "
         "pip install 'sitegen[search]')",
     )
+    parser.add_argument(
+        "--regression-threshold",
+        type=_threshold,
+        default=None,
+        metavar="FACTOR",
+        help="the factor a step in a series' history must reach to be reported as a "
+        "regression or improvement (default 1.10: 10%%; docs/site.md)",
+    )
     deploy = parser.add_argument_group(
         "deploy", "each defaults to Netlify's environment variable in brackets (docs/deploy.md)"
     )
@@ -95,6 +103,12 @@ def run(args: argparse.Namespace) -> int:
             print("warning: the changes page says the base could not be read", file=sys.stderr)
         else:
             print(printable(f"changes compared with {baseline.label}"), file=sys.stderr)
+    # Read where the build reads it: the analysis loads only when a build runs.
+    threshold = (
+        {}
+        if args.regression_threshold is None
+        else {"regression_threshold": args.regression_threshold}
+    )
     built = build_site(
         content,
         args.out,
@@ -105,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         incremental=args.incremental,
         wait=args.wait,
         search=args.search,
+        **threshold,
     )
     checked = built.checked
     if built.out_dir is None:
@@ -169,3 +184,14 @@ class LogProgress(Progress):
     def pages(self, done: int, total: int) -> None:
         if done % 5000 == 0:
             print(f"rendering pages {done:,}/{total:,}", file=sys.stderr, flush=True)
+
+
+def _threshold(text: str) -> float:
+    """`--regression-threshold`: a finite factor above 1 (argparse reports anything else)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 1 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"a factor above 1, such as 1.1, not {text!r}")
+    return value

@@ -3,8 +3,8 @@
 
 An importer is an object with the `Importer` protocol's members, registered with `register`
 when its module is imported. The site asks the registry (`attribution_for`, `project_of`,
-`shape_of`, `provider`, `release_of`), never an importer by name: nothing outside this package
-knows a source's names.
+`shape_of`, `provider`, `release_of`, `revision_of`), never an importer by name: nothing outside
+this package knows a source's names.
 """
 
 from __future__ import annotations
@@ -25,6 +25,17 @@ class Provider(NamedTuple):
 
     label: str  # its display name: `Transformers`
     baseline: bool  # a reference the others are compared with (eager PyTorch, Transformers)
+
+
+class Revision(NamedTuple):
+    """The revision of the measured code a run records: where it sits in a series' history."""
+
+    repository: str  # https://github.com/owner/name: commits link there
+    commit: str  # the full commit; "" when the run records only its release
+    committed_at: str  # an instant; "" with no commit
+    tag: str  # the release this run was made for (`0.6.4`); "" for a run of a CI build
+    reference: str  # the commit the source compares this kernel against; ""
+    reference_at: str  # its instant; ""
 
 
 # The importers that ship with sitegen, by module: imported (and so registered) on first use.
@@ -62,6 +73,10 @@ class Importer(Protocol):
         """The release of the measured code a run from `source` records in its labels (Liger's
         `liger_version`), if `source` is ours and it does: what the across-releases charts
         compare."""
+
+    def revision(self, source: str, labels: Mapping[str, str]) -> Revision | None:
+        """The commit of the measured code a run from `source` records in its labels, if
+        `source` is ours and it does: what a series' history is ordered and located by."""
 
 
 _registry: dict[str, Importer] = {}
@@ -123,6 +138,14 @@ def provider(source: str, name: str) -> Provider | None:
 def release_of(source: str, labels: Mapping[str, str]) -> str | None:
     for importer in registered():
         found = importer.release(source, labels)
+        if found is not None:
+            return found
+    return None
+
+
+def revision_of(source: str, labels: Mapping[str, str]) -> Revision | None:
+    for importer in registered():
+        found = importer.revision(source, labels)
         if found is not None:
             return found
     return None

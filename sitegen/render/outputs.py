@@ -17,7 +17,7 @@ from sitegen.render.assets import Asset, schema_files
 from sitegen.render.compact_json import compact_json, numbers_agree
 from sitegen.render.errors import RenderError
 from sitegen.site.records import Page, Site
-from sitegen.site.urls import SiteUrls
+from sitegen.site.urls import REGRESSIONS_FEED, SiteUrls
 
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, when a build needs it
     from jinja2 import Environment
@@ -43,6 +43,9 @@ def site_files(
         yield asset.path, asset.data
     yield "404.html", html(environment.get_template("404.html"), site.not_found, chrome)
     yield "feed.xml", environment.get_template("feed.xml").render(feed=site.feed).encode()
+    if site.regressions_feed is not None:
+        regressions = environment.get_template("feed.xml").render(feed=site.regressions_feed)
+        yield REGRESSIONS_FEED, regressions.encode()
     yield "sitemap.xml", sitemap_xml(site.sitemap)
     if site.indexable:
         robots = f"User-agent: *\nAllow: /\n\nSitemap: {urls.absolute('sitemap.xml')}\n"

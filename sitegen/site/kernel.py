@@ -4,13 +4,15 @@ and the same data in the page's JSON twin. Every run of the kernel is linked fro
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, NamedTuple
+from urllib.parse import urlencode
 
 from sitegen.analysis.frontier import frontiers_of
 from sitegen.analysis.kernels import Kernel, RunFacts, Series
-from sitegen.analysis.releases import histories_of
+from sitegen.analysis.releases import ReleaseHistory, histories_of
 from sitegen.analysis.series import (
     Cell,
     Chart,
@@ -36,10 +38,18 @@ from sitegen.site.format import (
     wording,
 )
 from sitegen.site.frontier import FrontierBlock, frontier_block
+from sitegen.site.history import (
+    cause_of,
+    cell_history,
+    history_href,
+    kernel_history,
+    regression_line,
+)
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
 from sitegen.site.releases import ReleaseBlock, release_blocks
 from sitegen.site.search import chart_heading, search_tags
+from sitegen.site.urls import REGRESSIONS
 from sitegen.site.verdicts import (
     VerdictStrip,
     WinsLine,
@@ -47,6 +57,8 @@ from sitegen.site.verdicts import (
     latency_tally,
     verdict_strip,
 )
+
+EARLIER_SHOWN = 2  # earlier runs linked beside a ranked one; the history page has them all
 
 
 class RankRow(NamedTuple):
@@ -64,6 +76,8 @@ class RankRow(NamedTuple):
     earlier: tuple[Link, ...]  # older runs of the series at this cell, each linked
     earlier_anchors: tuple[str, ...]  # their ids, where this is their own chart
     note: str  # a run's status when it did not pass
+    history: Link | None = None  # the series' history at this cell, where it has earlier runs
+    after_regression: str = ""  # `after a regression: 1.32× slower between …`; ""
 
 
 class ShapeTable(NamedTuple):
@@ -92,9 +106,11 @@ class ChartBlock:
     shapes: tuple[ShapeTable, ...]
     strip: VerdictStrip  # who wins at each shape, beyond the noise
     releases: tuple[ReleaseBlock, ...]  # series measured at a shape under several releases
+    releases_more: int  # series and shapes under several releases not shown (the history has them)
     data: dict[str, Any]  # the chart in the page's JSON twin
     heading_id: str = ""  # its heading's id, of kernel, GPU, pass and shape words (search)
     context: str = ""  # the kernel, GPU and pass, said in the heading to readers and search
+    history: Link | None = None  # the kernel's history on this GPU, where a line has one
 
 
 class GpuBlock(NamedTuple):
@@ -105,6 +121,7 @@ class GpuBlock(NamedTuple):
     baseline_missing: str  # the pass's baseline, when it is among `missing`; ""
     wins: str  # the latency charts' verdicts summed up: `Liger fastest at 5 of 8 shapes …`
     frontiers: tuple[FrontierBlock, ...]  # a full pass's speed against memory, per sweep
+    history: Link | None = None  # the kernel's history on this GPU, where it has one
 
 
 class PassBlock(NamedTuple):
@@ -145,6 +162,8 @@ class KernelContext(NamedTuple):
     source_refs: tuple[Link, ...]
     identity: Identity | None
     derived: bool  # no OperationSpec: the kernel comes from run titles
+    steps: str = ""  # `3 regressions and 1 improvement found in its history`; ""
+    steps_link: Link | None = None  # the regressions page, this kernel chosen
 
 
 def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
@@ -218,8 +237,31 @@ def kernel_page(lookup: SiteLookup, kernel: Kernel) -> Page:
         source_refs=refs,
         identity=lookup.identity(operation) if operation else None,
         derived=operation is None,
+        steps=_steps_sentence(lookup, kernel),
+        steps_link=Link(
+            "the regressions page",
+            lookup.urls.href(REGRESSIONS) + "#" + urlencode({"kernel": kernel.title}),
+        ),
     )
     return Page(path, "kernel.html", context, kernel_twin(lookup, kernel, sections, passes))
+
+
+def _steps_sentence(lookup: SiteLookup, kernel: Kernel) -> str:
+    """How many steps the kernel's history shows: a line, whatever the number of commits."""
+    found = kernel_history(lookup, kernel.key).found
+    if not found:
+        return ""
+    code = [item for item in found if cause_of(lookup, item) == "code"]
+    regressions = sum(1 for item in code if item.regression)
+    return (
+        f"{counted(regressions, 'regression')} and "
+        f"{counted(len(code) - regressions, 'improvement')} of the code found in its history"
+        + (
+            f", and {counted(len(found) - len(code), 'step')} of the machine or harness."
+            if len(found) > len(code)
+            else "."
+        )
+    )
 
 
 def operation_facts(spec: dict[str, Any]) -> list[Fact]:
@@ -266,6 +308,9 @@ def pass_block(
 ) -> PassBlock:
     gpus = []
     headings = set() if headings is None else headings
+    with_history = {
+        h.environment for h in kernel_history(lookup, kernel.key).histories if len(h.points) > 1
+    }
     for gpu in section.gpus:
         label = lookup.gpu_label(gpu.environment)
         verdicts = tuple(verdicts_of(chart) for chart in gpu.charts)
@@ -290,6 +335,12 @@ def pass_block(
                     frontier_block(lookup, f, styles, f.latency.fixed.label())
                     for f in frontiers_of(gpu, section.name)
                 ),
+                history=Link(
+                    f"{kernel.title} history on {label}",
+                    history_href(lookup, kernel.key, gpu.environment),
+                )
+                if gpu.environment in with_history
+                else None,
             )
         )
     return PassBlock(
@@ -367,6 +418,8 @@ def chart_block(
                 compare_href(lookup, [c.run for c in row.cells if c.value is not None]),
             )
         )
+    across = histories_of(chart)
+    shown_releases = _largest_changes(across)
     drawn = len(spec["data"])
     points = sum(len(trace["x"]) for trace in spec["data"])
     fallback = (
@@ -391,13 +444,42 @@ def chart_block(
         fallback=fallback,
         shapes=tuple(shapes),
         strip=strip,
-        releases=release_blocks(
-            chart, histories_of(chart), styles, lambda d: lookup.urls.link(d) or ""
-        ),
+        releases=release_blocks(chart, shown_releases, styles, lambda d: lookup.urls.link(d) or ""),
+        releases_more=len(across) - len(shown_releases),
         data=chart_twin(lookup, chart, spec, scale, strip),
         heading_id=heading.id if heading else "",
         context=heading.context if heading else "",
+        history=_chart_history(lookup, chart),
     )
+
+
+def _chart_history(lookup: SiteLookup, chart: Chart) -> Link | None:
+    """Where a chart's lines go commit by commit: the kernel's history on its GPU, if any
+    line at any shape was measured more than once."""
+    cells = [cell for row in chart.rows for cell in row.cells]
+    if not any(cell.earlier for cell in cells):
+        return None
+    return Link(
+        "every line commit by commit",
+        history_href(lookup, cells[0].run.kernel_key, chart.environment),
+    )
+
+
+RELEASES_SHOWN = 4  # across-release charts under a chart: those that changed the most
+
+
+def _largest_changes(histories: tuple[ReleaseHistory, ...]) -> tuple[ReleaseHistory, ...]:
+    """The series and shapes whose value changed the most from one release to the next beyond
+    the spread, in the chart's order: a chart's block stays the same size whatever the
+    releases and shapes measured; the history pages show every one."""
+
+    def largest(history: ReleaseHistory) -> float:
+        steps = [abs(math.log(c.ratio)) for c in history.changes if c.beyond_noise and c.ratio > 0]
+        return max(steps, default=0.0)
+
+    ranked = sorted(range(len(histories)), key=lambda i: (-largest(histories[i]), i))
+    chosen = sorted(i for i in ranked[:RELEASES_SHOWN] if largest(histories[i]) > 0)
+    return tuple(histories[i] for i in chosen)
 
 
 def _anchor(chart: Chart, run: RunFacts, anchored: set[str]) -> str:
@@ -417,15 +499,26 @@ def rank_row(
     run = cell.run
     run_link = Link(short(run.digest), lookup.urls.link(run.digest))
     own = _anchor(chart, run, anchored)
-    # A run that did not pass is evidence: its status is said beside it, never ranked.
+    # The newest earlier runs only: the rest are on the history page, so that the kernel page
+    # does not grow with the number of commits measured. A run that did not pass is evidence:
+    # its status is said beside it, never ranked.
+    shown = cell.earlier[:EARLIER_SHOWN]
     earlier = tuple(
         Link(
             short(r.digest) + ("" if r.status == "passed" else f" ({r.status.replace('_', ' ')})"),
             lookup.urls.link(r.digest),
         )
-        for r in cell.earlier
+        for r in shown
     )
-    earlier_anchors = tuple(_anchor(chart, r, anchored) for r in cell.earlier)
+    earlier_anchors = tuple(_anchor(chart, r, anchored) for r in shown)
+    history = (
+        cell_history(lookup, run, chart.metric)._replace(
+            text=f"history ({len(cell.earlier) + 1} runs)"
+        )
+        if cell.earlier
+        else None
+    )
+    regression = regression_line(lookup, run)
 
     if cell.value is None:
         note = f"status: {run.status}" if run.status != "passed" else "no value for this metric"
@@ -442,6 +535,7 @@ def rank_row(
             earlier,
             earlier_anchors,
             note,
+            history,
         )
     value = cell.value
     low, high = value.low, value.high
@@ -466,6 +560,8 @@ def rank_row(
         earlier=earlier,
         earlier_anchors=earlier_anchors,
         note="",
+        history=history,
+        after_regression=regression[0] if regression else "",
     )
 
 

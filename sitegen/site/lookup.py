@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.analysis.kernels import Analysis, Kernel, RunFacts, Series
+from sitegen.analysis.regressions import DEFAULT_THRESHOLD
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.records import NO_RECORDS, RecordHistory
@@ -60,6 +61,8 @@ class SiteInputs:
     records: RecordHistory = NO_RECORDS  # who held the record of each comparison, and since when
     # Some resource's text holds a character pages show escaped (model/values.py).
     escapes_text: bool = False
+    # The factor a step in a series' history must reach to be reported (analysis/regressions.py)
+    regression_threshold: float = DEFAULT_THRESHOLD
 
 
 def run_anchor(digest_value: str) -> str:

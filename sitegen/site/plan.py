@@ -15,6 +15,7 @@ from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.site.changes import banner, changes_page, has_changes_page
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
+from sitegen.site.history import history_pages
 from sitegen.site.home import home_page
 from sitegen.site.kernel import kernel_page
 from sitegen.site.leaderboard import leaderboard_page
@@ -22,6 +23,7 @@ from sitegen.site.lists import list_pages
 from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.records import LazyPage, Page, Site
+from sitegen.site.regressions import regressions_feed, regressions_page
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
 from sitegen.site.run import run_page
 from sitegen.site.search import search_page
@@ -80,6 +82,8 @@ def plan_site(inputs: SiteInputs) -> Site:
             ]
     pages += list_pages(lookup)
     pages += [search_page(lookup), compare_page(lookup), sources_page(lookup)]
+    pages += history_pages(lookup)
+    pages.append(regressions_page(lookup))
     if has_changes_page(lookup):
         pages.append(changes_page(lookup))
     pages.sort(key=lambda p: p.path)
@@ -87,6 +91,7 @@ def plan_site(inputs: SiteInputs) -> Site:
         pages=tuple(pages),
         not_found=not_found_page(lookup),
         feed=feed(lookup, lookup.analysis.newest),
+        regressions_feed=regressions_feed(lookup),
         sitemap=sitemap(lookup, (page.path for page in pages)),
         export=tuple(lookup.catalog.by_digest.values()),
         run_count=len(lookup.runs),

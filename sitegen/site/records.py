@@ -148,3 +148,4 @@ class Site(NamedTuple):
     llms: str = ""  # /llms.txt: the site's machine-readable surfaces, for agents
     # Some resource's text holds a character pages show escaped: the renderer looks for it.
     escapes_text: bool = False
+    regressions_feed: Feed | None = None  # /regressions.xml: the newest regressions

@@ -26,6 +26,7 @@ from sitegen.site.format import (
     when,
     wording,
 )
+from sitegen.site.history import cell_history, regression_line
 from sitegen.site.lookup import SiteLookup, run_anchor
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta
 from sitegen.site.search import search_tags
@@ -96,6 +97,8 @@ class RunContext(NamedTuple):
     groups: tuple[FactGroup, ...]
     description: str | None
     identity: Identity
+    after_regression: str = ""  # `after a regression: 1.32× slower between …`; ""
+    history: Link | None = None  # that regression in its history chart
 
 
 def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
@@ -142,6 +145,7 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
             lookup, "Run", [run], title=f"{run.title} · {gpu} · {run.shape.label()}"
         ),
     )
+    regression = regression_line(lookup, run)
     context = RunContext(
         records=record_history(lookup, run),
         meta=meta,
@@ -158,6 +162,8 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         groups=tuple(g for g in groups if g.facts),
         description=metadata.get("description"),
         identity=lookup.identity(entry, spec),
+        after_regression=regression[0] if regression else "",
+        history=regression[1] if regression else None,
     )
     links = {
         "implementation": lookup.urls.link(run.implementation),
@@ -287,6 +293,11 @@ def ranking(lookup: SiteLookup, run: RunFacts) -> Ranking | None:
         "See it on the kernel page",
         (lookup.urls.link(kernel.key) or "") + "#" + run_anchor(run.digest),
     )
+    if newer is not None and run.status == "passed":  # the chart draws the newer one
+        page = cell_history(lookup, run, metrics_of(run)[0][0]).href or ""
+        chart = Link(
+            "See it in its series' history", page.split("#")[0] + "#" + run_anchor(run.digest)
+        )
     return Ranking(
         verdict=verdict,
         measured=ranked.measured,

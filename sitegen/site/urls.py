@@ -230,3 +230,18 @@ def _owner_text(key: str, owners: dict[str, tuple[LoadedResource, str]]) -> str:
 
 def run_path(digest_value: str) -> str:
     return f"runs/{short(digest_value, RUN_ID_HEX)}/"
+
+
+REGRESSIONS = "regressions/"  # every step the history shows (site/regressions.py)
+REGRESSIONS_FEED = "regressions.xml"  # its Atom feed
+
+
+def history_path(kernel_path: str, environment_path: str, workload_path: str = "") -> str:
+    """A kernel's history on one GPU (`kernels/<kernel>/history/<gpu>/`) and at one shape
+    (`…/<workload>/`): inside the kernel's folder, named as the GPU's and the workload's
+    pages are."""
+    gpu = environment_path.rstrip("/").rsplit("/", 1)[-1]
+    path = f"{kernel_path}history/{gpu}/"
+    if workload_path:
+        path += workload_path.rstrip("/").rsplit("/", 1)[-1] + "/"
+    return path

@@ -71,6 +71,21 @@ def test_usage_errors_exit_2() -> None:
     assert "usage: sitegen" in result.stderr
 
 
+@pytest.mark.parametrize("factor", ["1", "0.9", "inf", "ten"])
+def test_a_regression_threshold_is_a_factor_above_one(factor: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sitegen", "build", "--regression-threshold", factor],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "sitegen build: error: argument --regression-threshold: a factor above 1, such as 1.1, "
+        f"not {factor!r}"
+    )
+
+
 def test_the_command_flushes_its_output_before_its_hard_exit(tmp_path: Path) -> None:
     """`sitegen` ends with os._exit (no teardown): what it printed must still arrive, piped
     (block-buffered), with the exit code `main` returned."""

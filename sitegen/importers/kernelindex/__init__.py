@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen.content.reports import Attribution
-from sitegen.importers.registry import Provider, register
+from sitegen.importers.registry import Provider, Revision, register
 
 if TYPE_CHECKING:
     from sitegen.content.run_summary import Shape
@@ -67,6 +67,9 @@ class KernelindexImporter:
 
     def release(self, source: str, labels: Mapping[str, str]) -> str | None:
         return None
+
+    def revision(self, source: str, labels: Mapping[str, str]) -> Revision | None:
+        return None  # the export's runs record no commit of the code they measured
 
 
 IMPORTER = KernelindexImporter()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sitegen.cli.exit_codes import EXIT_USAGE
 from sitegen.content.reports import Attribution
 from sitegen.importers.liger import conventions
-from sitegen.importers.registry import Provider, register
+from sitegen.importers.registry import Provider, Revision, register
 
 if TYPE_CHECKING:
     from sitegen.content.run_summary import Shape
@@ -44,6 +44,13 @@ class LigerImporter:
             default=[],
             metavar=("HOST.json", "CSV"),
             help="the machine the CSVs after it were measured on (repeatable)",
+        )
+        parser.add_argument(
+            "--history",
+            type=Path,
+            metavar="DIR",
+            help="upstream's benchmark history (gh-pages benchmarks/ with commits.tsv): each "
+            "run bound to the commit it measured",
         )
         parser.add_argument(
             "--out",
@@ -72,10 +79,10 @@ class LigerImporter:
             upstream = []
         else:
             measured = [Measured(group[0], tuple(group[1:])) for group in groups]
-        if not upstream and not any(group.csv_paths for group in measured):
+        if not upstream and not any(group.csv_paths for group in measured) and not args.history:
             print("sitegen import liger: no CSV given", file=sys.stderr)
             return EXIT_USAGE
-        return main(upstream, args.out, measured)
+        return main(upstream, args.out, measured, args.history)
 
     def attribution(self, source: str) -> Attribution | None:
         return conventions.attribution(source)
@@ -91,6 +98,9 @@ class LigerImporter:
 
     def release(self, source: str, labels: Mapping[str, str]) -> str | None:
         return conventions.release(source, labels)
+
+    def revision(self, source: str, labels: Mapping[str, str]) -> Revision | None:
+        return conventions.revision(source, labels)
 
 
 IMPORTER = LigerImporter()

@@ -54,7 +54,7 @@ class KernelBinding:
     scalars: tuple[Scalar, ...] = ()
     require: Mapping[str, object] = field(default_factory=dict)  # config key = JSON value
     divisible: tuple[tuple[str, str | int], ...] = ()  # (axis, axis or integer divisor)
-    reads: str | None = None  # the upstream kernel_name, when the key of the entry differs
+    reads: tuple[str, ...] = ()  # the upstream kernel_names, when not the key of the entry
 
 
 EPS = Scalar("eps", key="eps", positive=True)
@@ -63,6 +63,10 @@ ROWS_X_HIDDEN = (("rows", "x"), ("hidden", "hidden_size"))
 TOKENS_BT_VOCAB_X = (("tokens", "B*T"), ("vocab", "x"))
 TOKENS_X_VOCAB = (("tokens", "x"), ("vocab", "vocab_size"))
 TOKENS_X_HIDDEN_VOCAB = (("tokens", "x"), ("hidden", "H"), ("vocab", "V"))
+DYT = {
+    "BT": (("tokens", "x"), ("hidden", "hidden_size")),
+    "hidden_size": (("tokens", "BT"), ("hidden", "x")),
+}
 PREFERENCE = {"B": (("batch", "x"), ("seq", "T"), ("hidden", "H"), ("vocab", "V"))}
 ROPE = {
     "T": (
@@ -156,9 +160,7 @@ BINDINGS: dict[str, KernelBinding] = {
     ),
     "rope": KernelBinding("liger-rope", ROPE, divisible=(("hidden", "q_heads"),)),
     "llama4_rope": KernelBinding("liger-llama4-rope", ROPE, divisible=(("hidden", "q_heads"),)),
-    "qwen2vl_mrope": KernelBinding(
-        "liger-qwen2vl-mrope", {"T": ROPE["T"]}, divisible=(("hidden", "q_heads"),)
-    ),
+    "qwen2vl_mrope": KernelBinding("liger-qwen2vl-mrope", ROPE, divisible=(("hidden", "q_heads"),)),
     # The main CSV's swiglu rows name the batch B, the cuTile rows bsz.
     "swiglu": KernelBinding(
         "liger-swiglu",
@@ -285,23 +287,30 @@ BINDINGS: dict[str, KernelBinding] = {
         "liger-grpo-loss-sequence", GRPO, require={"importance_sampling_level": "sequence"}
     ),
     # cuTile CSV only. DyT runs with and without its shift term; each is its own operation.
-    "dyt": KernelBinding(
-        "liger-dyt", {"BT": (("tokens", "x"), ("hidden", "hidden_size"))}, require={"beta": True}
-    ),
+    # The history's CI runs name the two `dyt_beta=True` and `dyt_beta=False`, sweeping the
+    # hidden size at a fixed BT.
+    "dyt": KernelBinding("liger-dyt", DYT, require={"beta": True}, reads=("dyt", "dyt_beta=True")),
     "dyt_no_beta": KernelBinding(
-        "liger-dyt-no-beta",
-        {"BT": (("tokens", "x"), ("hidden", "hidden_size"))},
-        require={"beta": False},
-        reads="dyt",
+        "liger-dyt-no-beta", DYT, require={"beta": False}, reads=("dyt", "dyt_beta=False")
     ),
-    "poly_norm": KernelBinding("liger-poly-norm", {"T": ROWS_X_HIDDEN}, scalars=(EPS,)),
+    # The history's sweep over the hidden size is the main CSV's norm form (rows = M).
+    "poly_norm": KernelBinding(
+        "liger-poly-norm", {"T": ROWS_X_HIDDEN, "H": ROWS_M_HIDDEN_X}, scalars=(EPS,)
+    ),
+    # History only (the DPO script's rows on gh-pages); an OperationSpec of our own.
+    "dpo_loss": KernelBinding(
+        "liger-fused-linear-dpo-loss",
+        PREFERENCE,
+        scalars=(Scalar("beta", key="beta"),),
+        require={"bias": True},
+    ),
 }
 # One upstream kernel_name may have several entries (dyt); a row takes the first whose `require`
 # holds.
 CANDIDATES: dict[str, tuple[tuple[str, KernelBinding], ...]] = {}
 for _key, _binding in BINDINGS.items():
-    _upstream = _binding.reads or _key
-    CANDIDATES[_upstream] = (*CANDIDATES.get(_upstream, ()), (_key, _binding))
+    for _upstream in _binding.reads or (_key,):
+        CANDIDATES[_upstream] = (*CANDIDATES.get(_upstream, ()), (_key, _binding))
 
 
 def case_key(axes: Mapping[str, int], dtype: str) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.content.reports import Attribution
 from sitegen.importers.liger.providers import PROVIDERS, REPOSITORY
-from sitegen.importers.registry import Provider
+from sitegen.importers.registry import Provider, Revision
 from sitegen.model.names import kebab
 
 if TYPE_CHECKING:
@@ -105,3 +105,25 @@ def release(source: str, labels: Mapping[str, str]) -> str | None:
     if not is_ours(source):
         return None
     return labels.get(RELEASE_LABEL) or None
+
+
+# What a history run's labels record of the code it measured (importing.revision_labels).
+COMMIT_LABEL = "liger_commit"
+COMMIT_DATE_LABEL = "liger_commit_date"
+RELEASE_TAG_LABEL = "liger_release"
+GOLDEN_LABEL = "liger_golden_commit"
+GOLDEN_DATE_LABEL = "liger_golden_commit_date"
+
+
+def revision(source: str, labels: Mapping[str, str]) -> Revision | None:
+    """The Liger-Kernel commit a run measured, from its labels; None without one."""
+    if not is_upstream(source) or COMMIT_LABEL not in labels:
+        return None
+    return Revision(
+        REPOSITORY,
+        labels[COMMIT_LABEL],
+        labels.get(COMMIT_DATE_LABEL, ""),
+        labels.get(RELEASE_TAG_LABEL, ""),
+        labels.get(GOLDEN_LABEL, ""),
+        labels.get(GOLDEN_DATE_LABEL, ""),
+    )

@@ -20,6 +20,10 @@ GPUS = {
     "NVIDIA A100-SXM4-80GB": Gpu("NVIDIA A100", "sm_80", "SXM4-80GB"),
     "NVIDIA H100 80GB HBM3": Gpu("NVIDIA H100", "sm_90", "80GB HBM3"),
     "NVIDIA H100 PCIe": Gpu("NVIDIA H100", "sm_90", "PCIe"),
+    # Hosts of the history (gh-pages benchmarks/). Its H200 is left to the name (a warning
+    # says its hardware is derived): the table is what upstream's main CSV names.
+    "NVIDIA H100 NVL": Gpu("NVIDIA H100", "sm_90", "NVL"),
+    "NVIDIA A100-SXM4-40GB": Gpu("NVIDIA A100", "sm_80", "SXM4-40GB"),
     "NVIDIA B200": Gpu("NVIDIA B200", "sm_100"),
     "NVIDIA GeForce RTX 3090": Gpu("NVIDIA GeForce RTX 3090", "sm_86"),
     "NVIDIA GeForce RTX 4090": Gpu("NVIDIA GeForce RTX 4090", "sm_89"),

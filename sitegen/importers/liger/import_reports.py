@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from sitegen.importers.liger.conventions import COPYRIGHT, LICENCE, MEASURED_NAME, SOURCE
+from sitegen.importers.liger.history import HISTORY_FOLDER
 from sitegen.importers.liger.providers import REPOSITORY
 from sitegen.importers.liger.sources import Origin
 
@@ -29,6 +30,8 @@ FILE_COMMITS = {
     "all_benchmark_data_cutile.csv": "7a12e092579dba20fa02388bf80a2c39cbc9010a",
     "all_benchmark_data_cutedsl.csv": "4d899a0bdcd1b2b79241fd611e99c3fb1a6b1297",
 }
+# The gh-pages commit of the history's files (benchmarks/<folder>/benchmark.csv): README there.
+HISTORY_COMMIT = "a4809939c2d8ba409d1c8025adeb8cad5f202f6a"
 # Kinds in the order a report lists them.
 KINDS = (
     "OperationSpec",
@@ -77,10 +80,17 @@ def _report(
     digests = {built.digest for row in imported for built in row.resources.values()}
     kinds = Counter(written[digest].kind for digest in digests)
     entries = []
+    metrics: dict[str, Counter[str]] = {}  # file → imported runs per metric
+    for row in imported:
+        metrics.setdefault(row.file, Counter())[row.metric] += 1
+    skips = Counter(row.file for row in skipped)
     for source in files:
-        rows = [row for row in imported if row.file == source.name and row.origin == source.origin]
         entry: Json = {"name": source.name}
-        if not origin.measured:  # a file of upstream's repository
+        if source.name.startswith(HISTORY_FOLDER):  # gh-pages: every published CI run
+            entry["path"] = source.name
+            entry["commit"] = HISTORY_COMMIT
+            entry["url"] = f"{REPOSITORY}/blob/{HISTORY_COMMIT}/{source.name}"
+        elif not origin.measured:  # a file of upstream's repository
             upstream = f"benchmark/data/{source.name}"
             entry["path"] = upstream
             commit = FILE_COMMITS.get(source.name)
@@ -88,10 +98,9 @@ def _report(
                 entry["commit"] = commit
                 entry["url"] = f"{REPOSITORY}/blob/{commit}/{upstream}"
         entry["rows"] = source.rows
-        entry["imported"] = dict(sorted(Counter(row.metric for row in rows).items()))
-        entry["skipped"] = sum(
-            1 for row in skipped if row.file == source.name and row.origin == source.origin
-        )
+        # A report's files have names of their own (one origin each): counted by name.
+        entry["imported"] = dict(sorted(metrics.get(source.name, Counter()).items()))
+        entry["skipped"] = skips[source.name]
         entries.append(entry)
     head: Json
     if origin.measured and origin.environment is not None:

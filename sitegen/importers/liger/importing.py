@@ -24,14 +24,31 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sitegen.content.bulk import bulk_bytes
 from sitegen.importers.liger.bindings import Unbound, bind
+from sitegen.importers.liger.conventions import (
+    COMMIT_DATE_LABEL,
+    COMMIT_LABEL,
+    GOLDEN_DATE_LABEL,
+    GOLDEN_LABEL,
+    RELEASE_TAG_LABEL,
+)
 from sitegen.importers.liger.gpus import gpu_of
+from sitegen.importers.liger.history import (
+    HISTORY_FOLDER,
+    HISTORY_RUNS,
+    History,
+    HistoryFile,
+    load_history,
+    measured_at_commit,
+)
 from sitegen.importers.liger.import_reports import KINDS, build_reports
 from sitegen.importers.liger.providers import PROVIDERS
 from sitegen.importers.liger.resources import (
     METRICS,
     PASSES,
     Built,
+    CodeRevision,
     Json,
     benchmark_run,
     environment,
@@ -39,6 +56,7 @@ from sitegen.importers.liger.resources import (
     operation,
     project,
     protocol,
+    with_labels,
     workload,
 )
 from sitegen.importers.liger.rows import Row, read_csv
@@ -131,13 +149,22 @@ class ImportResult:
             survivors.append(survivor)
         return sorted(survivors, key=lambda built: built.path)
 
-    def tree(self) -> dict[str, Json]:
-        """The content tree: relative path → JSON document (the resources and the reports)."""
+    def tree(self) -> dict[str, Json | list[Json]]:
+        """The content tree: relative path → JSON document (the resources and the reports), or
+        the documents of a bulk file: the history's runs, tens of thousands, are written a
+        kernel and pass a file (`runs/<kernel>/<pass>/history.jsonl.zst`)."""
         resources = self.resources()
-        tree: dict[str, Json] = {}
+        in_bulk = {row.run.digest for row in self.imported if row.file.startswith(HISTORY_FOLDER)}
+        tree: dict[str, Json | list[Json]] = {}
         for built in resources:
             if built.path in tree:  # import_rows reports a clash: here it is our bug
                 raise RuntimeError(f"two resources would be written to {built.path}")
+            if built.kind == "BenchmarkRun" and built.digest in in_bulk:
+                bulk = built.path.rsplit("/", 1)[0] + "/" + HISTORY_RUNS
+                runs = tree.setdefault(bulk, [])
+                assert isinstance(runs, list)
+                runs.append(built.document)
+                continue
             tree[built.path] = built.document
         tree.update(self.reports(resources))
         return tree
@@ -181,11 +208,17 @@ def _shared_implementation(copies: list[Built]) -> Built:
     return Built(copies[0].path, document, copies[0].digest)
 
 
-def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ()) -> ImportResult:
+def import_rows(
+    csv_paths: Iterable[Path],
+    measured_on: Iterable[Measured] = (),
+    history_dir: Path | None = None,
+) -> ImportResult:
     """Read and bind every row of the CSVs in memory; nothing touches the disk but the reading.
 
     `csv_paths` are upstream's files (a GPU by `gpu_name`); each `Measured` names CSVs measured on
-    the machine its environment file describes.
+    the machine its environment file describes; `history_dir`, upstream's published runs per
+    commit (history.py), each row bound to the commit it measured. A history row that a main
+    CSV also holds (same externalId: cell and timestamp) is that CSV's run, given the commit.
     """
     problems: list[Problem] = []
     inputs = [(upstream(path.name), path) for path in csv_paths]
@@ -205,6 +238,7 @@ def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ())
     skipped: list[SkippedRow] = []
     warnings: dict[tuple[str, str], Problem] = {}  # (file, gpu_name) → the first row's warning
     seen: dict[str, str] = {}  # externalId → file:line
+    position: dict[str, int] = {}  # externalId → its row in `imported`
     read: dict[Path, str] = {}  # each file once, by where it is: given twice is a mistake
     # Sorted by source, then file name: nothing may depend on the order of the arguments.
     for origin, path in sorted(inputs, key=lambda item: (item[0].tag, item[1].name)):
@@ -238,7 +272,12 @@ def import_rows(csv_paths: Iterable[Path], measured_on: Iterable[Measured] = ())
                 problems.append(Problem(f"{row.file}:{row.line}", "row", f"cannot import: {error}"))
                 continue
             seen[external_id] = f"{row.file}:{row.line}"
+            position[external_id] = len(imported)
             imported.append(outcome)
+    if history_dir is not None:
+        history = load_history(history_dir, problems)
+        if history is not None:
+            _import_history(history, files, imported, skipped, problems, warnings, seen, position)
     result = ImportResult(
         tuple(files), tuple(imported), tuple(skipped), tuple(problems), tuple(warnings.values())
     )
@@ -280,6 +319,74 @@ def _source_clashes(paths: list[Path]) -> list[Problem]:
             )
         )
     return problems
+
+
+def _import_history(
+    history: History,
+    files: list[ImportedFile],
+    imported: list[ImportedRow],
+    skipped: list[SkippedRow],
+    problems: list[Problem],
+    warnings: dict[tuple[str, str], Problem],
+    seen: dict[str, str],
+    position: dict[str, int],
+) -> None:
+    """Each history file's rows, bound to its commit, after every CSV: a row the main CSV holds
+    too is one measurement published twice, so its run stays the main CSV's (its digest with
+    it) and gains the commit's labels."""
+    origin = upstream(MAIN_FILE)  # the same benchmark's published rows: the same source
+    for at in history.files:
+        source, rows, file_problems = read_csv(at.path, at.name)
+        files.append(ImportedFile(origin, source.name, source.rows))
+        problems.extend(file_problems)
+        for row in rows:
+            _warn_unknown_gpu(row, warnings)
+            try:
+                outcome = import_row(row, origin, at, history)
+                external_id = outcome.run.document["spec"]["sourceNative"]["externalId"]
+                if external_id in seen:
+                    earlier = imported[position[external_id]]
+                    if earlier.file != MAIN_FILE or earlier.origin != origin:
+                        raise Unbound("duplicate-row", f"same externalId as {seen[external_id]}")
+                    labels = dict(outcome.run.document["metadata"]["labels"])
+                    run = with_labels(earlier.run, labels)
+                    imported[position[external_id]] = ImportedRow(
+                        earlier.origin,
+                        earlier.file,
+                        earlier.line,
+                        earlier.metric,
+                        {**earlier.resources, "run": run},
+                    )
+                    raise Unbound(
+                        "published-twice",
+                        f"the same measurement as {seen[external_id]}, whose run it dates",
+                    )
+            except Unbound as unbound:
+                skipped.append(
+                    SkippedRow(origin, row.file, row.line, unbound.reason, unbound.detail)
+                )
+                continue
+            except (ArithmeticError, ValueError) as error:
+                problems.append(Problem(f"{row.file}:{row.line}", "row", f"cannot import: {error}"))
+                continue
+            seen[external_id] = f"{row.file}:{row.line}"
+            position[external_id] = len(imported)
+            imported.append(outcome)
+
+
+def revision_labels(row: Row, at: HistoryFile, history: History, kernel_key: str) -> dict[str, str]:
+    """What a history row's run records of the code it measured (metadata: never its digest)."""
+    labels: dict[str, str] = {}
+    if measured_at_commit(row["timestamp"], at.commit):
+        labels[COMMIT_LABEL] = at.commit.sha
+        labels[COMMIT_DATE_LABEL] = at.commit.committed_at
+    if at.release:
+        labels[RELEASE_TAG_LABEL] = at.release
+    golden = history.golden_of(kernel_key)
+    if golden is not None:
+        labels[GOLDEN_LABEL] = golden.sha
+        labels[GOLDEN_DATE_LABEL] = golden.committed_at
+    return labels
 
 
 def _name_clashes(machines: list[tuple[Path, Origin]], upstream_: list[Origin]) -> list[Problem]:
@@ -362,8 +469,14 @@ def _clashes(result: ImportResult) -> list[Problem]:
     ]
 
 
-def import_row(row: Row, origin: Origin | None = None) -> ImportedRow:
-    """The resources one row imports to; raises Unbound when it does not bind."""
+def import_row(
+    row: Row,
+    origin: Origin | None = None,
+    at: HistoryFile | None = None,
+    history: History | None = None,
+) -> ImportedRow:
+    """The resources one row imports to; raises Unbound when it does not bind. `at`: the
+    history file the row is from, whose commit its Liger implementation is at."""
     origin = origin or upstream(row.file)
     metric = METRICS.get((row["metric_name"], row["metric_unit"]))
     if metric is None:
@@ -378,7 +491,11 @@ def import_row(row: Row, origin: Origin | None = None) -> ImportedRow:
     binding = bind(row)
     if not all(math.isfinite(value) for value in row.y):
         raise Unbound("non-finite-value", f"y values are {', '.join(map(str, row.y))}")
-    implementation_ = implementation(binding.key, row["kernel_provider"])
+    revision = labels = None
+    if at is not None and history is not None:
+        labels = revision_labels(row, at, history, binding.key)
+        revision = CodeRevision(labels.get(COMMIT_LABEL), row["liger_version"])
+    implementation_ = implementation(binding.key, row["kernel_provider"], revision)
     refs = {
         "operation": operation(binding.kernel.operation),
         "workload": workload(binding),
@@ -387,7 +504,7 @@ def import_row(row: Row, origin: Origin | None = None) -> ImportedRow:
         "protocol": protocol(metric, row["kernel_operation_mode"]),
         "environment": origin.environment or environment(row["gpu_name"]),
     }
-    run = benchmark_run(row, binding, metric, refs, origin)
+    run = benchmark_run(row, binding, metric, refs, origin, labels)
     return ImportedRow(origin, row.file, row.line, metric, {**refs, "run": run})
 
 
@@ -396,27 +513,36 @@ def render(document: Json) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def rendered(tree: Mapping[str, Json]) -> dict[str, bytes]:
+def rendered(tree: Mapping[str, Json | list[Json]]) -> dict[str, bytes]:
     """The tree's files as written, the reports first: a staging tree left by a killed import
-    is known by its `_sources` folder (publish/write.py)."""
+    is known by its `_sources` folder (publish/write.py). A list is a bulk file's documents."""
     order = sorted(tree, key=lambda path: (not path.startswith("_sources/"), path))
-    return {path: render(tree[path]).encode() for path in order}
+    return {path: _file_bytes(tree[path]) for path in order}
 
 
-def write_tree(tree: Mapping[str, Json], out_dir: Path) -> None:
+def _file_bytes(content: Json | list[Json]) -> bytes:
+    return bulk_bytes(content) if isinstance(content, list) else render(content).encode()
+
+
+def write_tree(tree: Mapping[str, Json | list[Json]], out_dir: Path) -> None:
     """Replace `out_dir` with `tree`, all or nothing: staged beside it, then swapped in, under
     its lock. OutputError for a folder the import may not replace, or a failed write."""
     write_site(rendered(tree), out_dir, owner=IMPORTED_CONTENT)
 
 
-def main(csv_paths: list[Path], out_dir: Path, measured_on: Iterable[Measured] = ()) -> int:
+def main(
+    csv_paths: list[Path],
+    out_dir: Path,
+    measured_on: Iterable[Measured] = (),
+    history_dir: Path | None = None,
+) -> int:
     """`sitegen import liger CSV... [--environment HOST.json CSV...] --out DIR`: prints each file's
     counts, every skipped row and a summary; returns 0, or 1 for malformed input, an import of
     no run or content that would not check. Raises OutputError for an `--out` that may not be
     replaced, WriteError (an OSError) for one that cannot be written. Nothing is written unless
     it returns 0."""
     check_output_dir(out_dir, None, IMPORTED_CONTENT)
-    result = import_rows(csv_paths, measured_on)
+    result = import_rows(csv_paths, measured_on, history_dir)
     if result.problems:
         return _refuse(result.problems, "in the input")
     if not result.imported:

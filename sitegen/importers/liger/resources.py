@@ -91,12 +91,34 @@ def project(slug: str) -> Built:
     )
 
 
+@dataclass(frozen=True)
+class CodeRevision:
+    """The Liger-Kernel code a history row measured: its commit, else its release alone (a row
+    carried over from an earlier publication)."""
+
+    commit: str | None  # the full commit
+    version: str  # the package version the row records (`liger_version`)
+
+
 @cache
-def implementation(key: str, provider_name: str) -> Built:
+def implementation(key: str, provider_name: str, revision: CodeRevision | None = None) -> Built:
+    """Liger's implementation of `key` by `provider_name`; at `revision` when the row says which
+    code it measured (the history), else with an empty projectRevision (FORMAT.md §5). Other
+    projects' code is not versioned by Liger's commit: their implementations never carry it."""
     provider = PROVIDERS[provider_name]
     op = operation(BINDINGS[key].operation)
+    project_revision: Json = {}
+    at = ""
+    if revision is not None and provider.is_liger:
+        project_revision = {"repository": REPOSITORY}
+        if revision.commit:
+            project_revision["commit"] = revision.commit
+            at = revision.commit[:7]
+        else:
+            at = f"v{revision.version}"
+        project_revision["version"] = revision.version
     spec: Json = {
-        "projectRevision": {},
+        "projectRevision": project_revision,
         "operation": {"specDigest": op.digest},
         "callable": {"language": provider.language},
         "support": {"hardwareArchitectures": [], "dtypes": []},
@@ -110,10 +132,11 @@ def implementation(key: str, provider_name: str) -> Built:
         spec["licensing"] = {"declared": provider.licence, "concluded": provider.licence}
     else:
         spec["licensing"] = {"declared": provider.licence}
-    name = kebab(f"liger-bench-{key}-{provider_name}")
+    name = kebab(f"liger-bench-{key}-{provider_name}" + (f"-{at}" if at else ""))
     metadata: Json = {
         "name": name,
-        "title": f"{op.document['metadata']['title']} · {provider.title}",
+        "title": f"{op.document['metadata']['title']} · {provider.title}"
+        + (f" @ {at}" if at else ""),
         "description": provider.description,
     }
     if provider.baseline:
@@ -219,7 +242,12 @@ def workload(binding: Binding) -> Built:
 
 
 def benchmark_run(
-    row: Row, binding: Binding, metric: str, refs: Mapping[str, Built], origin: Origin
+    row: Row,
+    binding: Binding,
+    metric: str,
+    refs: Mapping[str, Built],
+    origin: Origin,
+    revision_labels: Mapping[str, str] | None = None,
 ) -> Built:
     """The BenchmarkRun of one row; `refs` holds the resources it points at."""
     mode, provider, gpu_name = row["kernel_operation_mode"], row["kernel_provider"], row["gpu_name"]
@@ -274,6 +302,7 @@ def benchmark_run(
     labels = {"liger_version": row["liger_version"]}
     if binding.model:
         labels["model_config"] = binding.model
+    labels.update(revision_labels or {})
     name_parts = [
         "liger",
         *prefix,
@@ -294,3 +323,11 @@ def benchmark_run(
     # File names cannot be run names (cut at 100 characters, they repeat): use the externalId.
     stem = ".".join([*prefix, *measured, *detail])
     return _built(f"runs/{binding.key}/{mode}/{stem}.json", "BenchmarkRun", metadata, spec)
+
+
+def with_labels(run: Built, labels: Mapping[str, str]) -> Built:
+    """`run` with more labels: metadata, so its digest stays (a row published twice)."""
+    metadata = run.document["metadata"]
+    more = {**metadata, "labels": {**metadata["labels"], **labels}}
+    document = {**run.document, "metadata": more}
+    return Built(run.path, document, run.digest)

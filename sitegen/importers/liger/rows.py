@@ -66,9 +66,10 @@ class Row:
         return self.values[column]
 
 
-def read_csv(path: Path) -> tuple[SourceFile, list[Row], list[Problem]]:
-    """Every record of one CSV, or a problem for each malformed one (`file:line`, column)."""
-    name = path.name
+def read_csv(path: Path, name: str = "") -> tuple[SourceFile, list[Row], list[Problem]]:
+    """Every record of one CSV, or a problem for each malformed one (`file:line`, column);
+    `name` is what rows and problems call the file (default: its name)."""
+    name = name or path.name
     rows: list[Row] = []
     problems: list[Problem] = []
     count = 0

@@ -126,6 +126,35 @@
     }
   }
 
+  // The regressions page: rows shown by kernel, GPU, pass and kind (all shown without script).
+  function wireStepFilters() {
+    var form = document.querySelector("form.step-filters");
+    var table = document.querySelector("table.steps-table");
+    if (!form || !table) return;
+    var selects = form.querySelectorAll("select[data-filter]");
+    var rows = table.querySelectorAll("tbody tr");
+    var count = form.querySelector("output.step-count");
+    var fromHash = new URLSearchParams(window.location.hash.slice(1));
+    Array.prototype.forEach.call(selects, function (select) {
+      var wanted = fromHash.get(select.getAttribute("data-filter"));
+      if (wanted !== null) select.value = wanted;
+    });
+    function apply() {
+      var shown = 0;
+      Array.prototype.forEach.call(rows, function (row) {
+        var keep = Array.prototype.every.call(selects, function (select) {
+          return !select.value || row.getAttribute("data-" + select.getAttribute("data-filter")) === select.value;
+        });
+        row.hidden = !keep;
+        if (keep) shown += 1;
+      });
+      if (count) count.textContent = shown + " of " + rows.length + " shown";
+    }
+    Array.prototype.forEach.call(selects, function (select) { select.addEventListener("change", apply); });
+    form.hidden = false;
+    apply();
+  }
+
   function wireCopyButtons() {
     var buttons = document.querySelectorAll("button.copy[data-copy]");
     Array.prototype.forEach.call(buttons, function (button) {
@@ -142,6 +171,7 @@
 
   function start() {
     wireCopyButtons();
+    wireStepFilters();
     drawCharts();
   }
 

@@ -1,0 +1,162 @@
+"""The regressions page and its Atom feed: every step found in a series' history
+(analysis/regressions.py), newest first, filterable by kernel, GPU, pass and kind, each linked
+to its history chart and to the two commits it falls between."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from sitegen.analysis.kernels import Kernel
+from sitegen.analysis.regressions import Found
+from sitegen.model.wording import counted
+from sitegen.site.feed import FEED_SIZE, Feed, FeedEntry
+from sitegen.site.format import metric_name, significant
+from sitegen.site.history import (
+    cause_of,
+    commit_link,
+    compare_link,
+    every_step,
+    found_href,
+    place,
+    step_words,
+)
+from sitegen.site.lookup import SiteLookup
+from sitegen.site.records import Link, Page, PageMeta
+from sitegen.site.urls import REGRESSIONS, REGRESSIONS_FEED
+
+
+class RegressionRow(NamedTuple):
+    kind: str  # regression | improvement
+    cause: str  # code | machine (analysis/regressions.py `cause`)
+    when: str  # the first run after the step: its commit's date
+    kernel: Link
+    gpu: str
+    pass_name: str
+    series: str
+    shape: str
+    metric: str
+    change: str  # `1.32× slower`
+    before: Link  # the last commit before the step
+    after: Link  # the first commit after it
+    compare: Link  # the commits between, on GitHub
+    history: Link
+
+
+class RegressionsContext(NamedTuple):
+    meta: PageMeta
+    threshold: str  # `1.1×`
+    regressions: int
+    of_code: int  # regressions the code made (not the machine's)
+    improvements: int
+    kernels: tuple[str, ...]  # the filters' choices
+    gpus: tuple[str, ...]
+    passes: tuple[str, ...]
+    rows: tuple[RegressionRow, ...]
+    feed: str  # the feed's href
+
+
+def regressions_page(lookup: SiteLookup) -> Page:
+    found = every_step(lookup).found
+    rows = tuple(_row(lookup, kernel, item) for kernel, item in found)
+    regressions = sum(1 for row in rows if row.kind == "regression")
+    of_code = sum(1 for row in rows if row.kind == "regression" and row.cause == "code")
+    threshold = f"{significant(lookup.inputs.regression_threshold)}×"
+    meta = lookup.meta(
+        "Regressions and improvements",
+        REGRESSIONS,
+        f"Every step found in a series' history: {counted(regressions, 'regression')} "
+        f"({of_code} of the code) and {counted(len(rows) - regressions, 'improvement')}, "
+        "newest first.",
+        "kernels",
+    )
+    context = RegressionsContext(
+        meta=meta,
+        threshold=threshold,
+        regressions=regressions,
+        of_code=of_code,
+        improvements=len(rows) - regressions,
+        kernels=tuple(sorted({row.kernel.text for row in rows})),
+        gpus=tuple(sorted({row.gpu for row in rows})),
+        passes=tuple(sorted({row.pass_name for row in rows})),
+        rows=rows,
+        feed=lookup.urls.href(REGRESSIONS_FEED),
+    )
+    twin = {
+        "threshold": lookup.inputs.regression_threshold,
+        "steps": [
+            {
+                "kind": row.kind,
+                "cause": row.cause,
+                "at": row.when,
+                "kernel": row.kernel.text,
+                "gpu": row.gpu,
+                "pass": row.pass_name,
+                "series": row.series,
+                "shape": row.shape,
+                "metric": row.metric,
+                "factor": item.step.factor,
+                "before": item.last_before.commit or None,
+                "after": item.first_after.commit or None,
+                "beforeRun": item.last_before.run.digest,
+                "afterRun": item.first_after.run.digest,
+                "history": row.history.href,
+            }
+            for row, (_, item) in zip(rows, found, strict=True)
+        ],
+    }
+    return Page(REGRESSIONS, "regressions.html", context, twin)
+
+
+def _row(lookup: SiteLookup, kernel: Kernel, item: Found) -> RegressionRow:
+    history = item.history
+    return RegressionRow(
+        kind="regression" if item.regression else "improvement",
+        cause=cause_of(lookup, item),
+        when=item.first_after.when[:10],
+        kernel=lookup.kernel_link(kernel.key),
+        gpu=lookup.gpu_label(history.environment),
+        pass_name=history.pass_name,
+        series=history.series.label,
+        shape=history.shape.label(),
+        metric=metric_name(history.metric),
+        change=step_words(item),
+        before=commit_link(item.last_before),
+        after=commit_link(item.first_after),
+        compare=compare_link(item),
+        history=Link("history", found_href(lookup, kernel.key, item)),
+    )
+
+
+def regressions_feed(lookup: SiteLookup) -> Feed:
+    """The newest regressions of the code (improvements, and what the machine did, are not
+    news to watch for), at most FEED_SIZE."""
+    urls = lookup.urls
+    entries = []
+    for kernel, item in every_step(lookup).found:
+        if not item.regression or cause_of(lookup, item) != "code":
+            continue
+        history = item.history
+        page = found_href(lookup, kernel.key, item)
+        entries.append(
+            FeedEntry(
+                title=f"{kernel.title} · {history.series.label} · {history.pass_name}: "
+                f"{step_words(item)}",
+                url=urls.absolute(page.removeprefix(urls.prefix)),
+                id=f"urn:kernelindex:regression:{item.last_before.run.digest}:"
+                f"{item.first_after.run.digest}",
+                updated=item.first_after.when[:19] + "Z",
+                summary=f"{metric_name(history.metric).capitalize()} of {history.series.label} at "
+                f"{history.shape.label()} on {lookup.gpu_label(history.environment)}: "
+                f"{step_words(item)} between {place(item.last_before)} and "
+                f"{place(item.first_after)}.",
+            )
+        )
+        if len(entries) == FEED_SIZE:
+            break
+    return Feed(
+        title="kernelindex: regressions",
+        url=urls.absolute(REGRESSIONS),
+        self_url=urls.absolute(REGRESSIONS_FEED),
+        updated=entries[0].updated if entries else "1970-01-01T00:00:00Z",
+        entries=tuple(entries),
+    )
