@@ -93,6 +93,10 @@ def from_manifest(args: argparse.Namespace) -> int:
     if args.verify:
         return EXIT_OK
     importers = {importer.name: importer for importer in registry.registered()}
+    # Each step replaces its own folder, which an importer writes only where its parent exists.
+    for step in manifest.steps:
+        if step.out != ".":
+            (args.content_out / step.out).parent.mkdir(parents=True, exist_ok=True)
     for index, step in enumerate(manifest.steps, start=1):
         importer = importers[step.importer]
         argv = manifest.command_line(step, args.content_out)
