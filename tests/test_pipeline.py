@@ -221,13 +221,13 @@ def test_cli_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     line = capsys.readouterr().out.strip()
     # The search index's time apart, its pages, and the size of its files.
     assert re.fullmatch(
-        r"built 60 pages \(28 runs\) in \d+\.\d s, of which the search index \d+\.\d s "
+        r"built 61 pages \(28 runs\) in \d+\.\d s, of which the search index \d+\.\d s "
         rf"\(48 pages, \d+\.\d MiB\) → {re.escape(str(out))}",
         line,
     ), line
     assert main(["build", str(SITE_CONTENT), "--out", str(out), "--no-search"]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith("built 60 pages (28 runs) in ") and line.endswith(f" s → {out}")
+    assert line.startswith("built 61 pages (28 runs) in ") and line.endswith(f" s → {out}")
     assert not (out / "pagefind").exists()
 
 

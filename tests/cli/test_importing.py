@@ -33,7 +33,7 @@ def test_content_is_what_import_all_writes_and_again_the_same(
     )
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].endswith("sources.toml: 4 sources, 52 files, every sha256 as recorded")
-    assert printed[1].startswith("step 1/1: sitegen import liger ")
+    assert printed[1].startswith("step 1/2: sitegen import liger ")
     written = snapshot(out)
     assert written == snapshot(REPOSITORY / "content"), "regenerate: sitegen import --all"
     assert (
@@ -133,7 +133,7 @@ def test_an_unlisted_file_a_link_and_a_bad_manifest_are_each_named(
         f"{shown}: source[0].license: unknown key; hint: allowed here: name, title, repository, "
         "commit, upstream_path, licence, attribution, obtained, files",
         f"{shown}: source[0].licence: not a non-empty string",
-        f"{shown}: import[0].importer: no importer named 'nope'; hint: sitegen has: liger",
+        f"{shown}: import[0].importer: no importer named 'nope'; hint: sitegen has: kernelindex, liger",
         f"{shown}: import[0].out: not a path inside the sources folder: '../up'",
         f"{shown}: import[1].arguments[0]: not a path inside the sources folder: '/etc/passwd'",
         f"{shown}: import[1].arguments[1]: --out is the step's `out`",

@@ -2,8 +2,8 @@
 is always a whole site, a stopped build's workers end within a second, and its staging tree is
 gone (Ctrl-C, SIGTERM) or removed by the next build (`kill -9`).
 
-These run `sitegen build` as a process on the real catalog, whose build renders in forked
-workers (render/render.py) and is long enough to be stopped in the middle.
+These run `sitegen build` as a process on kernelindex.dev's part of the real catalog, whose
+build renders in forked workers (render/render.py) and is long enough to be stopped in the middle.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from sitegen.publish.lock import locked
 from tests.conftest import FIXTURES, REPOSITORY, beside
 from tests.test_pipeline import tree
 
-CONTENT = REPOSITORY / "content"
+# kernelindex.dev's part of the real catalog (7,152 runs): long enough a build to stop in the
+# middle, without building the whole catalog (test_real_catalog.py does that) once per case.
+CONTENT = REPOSITORY / "content" / "kernelindex"
 SITE_CONTENT = FIXTURES / "site" / "content"
 BUSY = (
     "sitegen build: {out} is being written by another sitegen command (process {pid}); "
