@@ -16,8 +16,11 @@ MANIFEST = str(SOURCES / "sources.toml")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file, but the locks each step leaves beside its folder (ignored by git)."""
     return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.endswith(".sitegen-lock")
     }
 
 
@@ -133,7 +136,8 @@ def test_an_unlisted_file_a_link_and_a_bad_manifest_are_each_named(
         f"{shown}: source[0].license: unknown key; hint: allowed here: name, title, repository, "
         "commit, upstream_path, licence, attribution, obtained, files",
         f"{shown}: source[0].licence: not a non-empty string",
-        f"{shown}: import[0].importer: no importer named 'nope'; hint: sitegen has: kernelindex, liger",
+        f"{shown}: import[0].importer: no importer named 'nope'; "
+        "hint: sitegen has: kernelindex, liger",
         f"{shown}: import[0].out: not a path inside the sources folder: '../up'",
         f"{shown}: import[1].arguments[0]: not a path inside the sources folder: '/etc/passwd'",
         f"{shown}: import[1].arguments[1]: --out is the step's `out`",
