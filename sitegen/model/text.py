@@ -91,6 +91,19 @@ def neutralised_paragraphs(text: str) -> str:
     return _INVISIBLE.sub(_escape_unless_layout, text)
 
 
+# What a rendered page shows escaped: all of the above but tabs and line breaks (CR too: a
+# page's own bytes hold them), non-characters included.
+_NOT_SHOWN = re.compile(
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}{NONCHARACTERS}]"
+)
+
+
+def shown_escaped(text: str) -> str:
+    """`text` with each character above but tabs and line breaks written as its escape
+    (`\\u202e`, `\\x00`), as `problems.printable` writes it: how pages and feeds show it."""
+    return _NOT_SHOWN.sub(_escape_sequence, text)
+
+
 def _escape_unless_layout(match: re.Match[str]) -> str:
     character = match.group()
     return character if character in "\n\t" else ascii(character)[1:-1]

@@ -27,8 +27,6 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from sitegen.model.text import (
-    BIDI_CONTROLS,
-    NONCHARACTERS,
     NOT_IN_LINE,
     NOT_IN_TEXT,
     character_name,
@@ -77,21 +75,6 @@ def at_most(limit: int, what: str) -> BeforeValidator:
 # What free text may hold only with a warning, and how a message names it: model/text.py.
 # The keys whose text may run over several lines.
 MULTILINE_KEYS = frozenset({"description", "notes", "expression", "command"})
-
-
-_NOT_SHOWN = re.compile(
-    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}{NONCHARACTERS}]"
-)
-
-
-def shown_escaped(text: str) -> str:
-    """`text` with each character above but tabs and line breaks written as its escape
-    (`\\u202e`, `\\x00`), as `problems.printable` writes it: how pages and feeds show it."""
-    return _NOT_SHOWN.sub(_escape, text)
-
-
-def _escape(found: re.Match[str]) -> str:
-    return ascii(found.group())[1:-1]
 
 
 # Where the characters above can be in orjson's output, each a search for a literal first

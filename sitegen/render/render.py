@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sitegen import process
-from sitegen.model.values import shown_escaped
+from sitegen.model.text import shown_escaped
 from sitegen.publish.write import Data, Writer
 from sitegen.render.assets import Asset, site_assets
 from sitegen.render.compact_json import compact_json
@@ -93,7 +93,7 @@ class Output:
 
 class EscapingOutput(Output):
     """Another output, its pages and feeds (not its JSON, which is data) with each character
-    of content text that pages show escaped (`model.values.shown_escaped`) written as its
+    of content text that pages show escaped (`model.text.shown_escaped`) written as its
     escape. Looked for only when some resource holds one: the search costs tens of
     nanoseconds a byte."""
 
