@@ -6,15 +6,13 @@ event whose fields are not of the right form is dropped, with one warning for th
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import stat
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sitegen.content.reports import data_folders
+from sitegen.content.reports import data_folders, read_data_file
 
 FORMAT = "kernelindex-record-history/1"
 MAX_RECORDS_BYTES = 64 * 1024 * 1024
@@ -54,11 +52,7 @@ def load_records(content_dir: Path) -> tuple[RecordHistory, list[str]]:
                 continue
             path = folder / name
             try:
-                mode = os.lstat(path)
-                if not stat.S_ISREG(mode.st_mode) or mode.st_size > MAX_RECORDS_BYTES:
-                    raise ValueError("not a regular file under 64 MiB")
-                with open(path, "rb") as handle:
-                    data = json.loads(handle.read(MAX_RECORDS_BYTES + 1).decode("utf-8"))
+                data = read_data_file(path, MAX_RECORDS_BYTES, "64 MiB")
                 if not isinstance(data, dict) or data.get("format") != FORMAT:
                     raise ValueError(f"not a record history (format {FORMAT})")
             except (OSError, ValueError, RecursionError) as error:

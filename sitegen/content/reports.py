@@ -104,6 +104,17 @@ def load_reports(content_dir: Path) -> tuple[dict[str, SourceReport], list[str]]
     return reports, warnings
 
 
+def read_data_file(path: Path, limit: int, limit_in_words: str) -> Any:
+    """A data file an importer left beside the content (a report, a record history), read as
+    content is: a regular file, never a link, of at most `limit` bytes, strict UTF-8 JSON.
+    OSError or ValueError saying why not."""
+    mode = os.lstat(path)
+    if not stat.S_ISREG(mode.st_mode) or mode.st_size > limit:
+        raise ValueError(f"not a regular file under {limit_in_words}")
+    with open(path, "rb") as handle:
+        return json.loads(handle.read(limit + 1).decode("utf-8"))
+
+
 def _load_folder(
     folder: Path,
     shown: str,
@@ -116,11 +127,7 @@ def _load_folder(
         if not name.endswith(".json") or name.startswith("."):
             continue
         try:
-            mode = os.lstat(path)
-            if not stat.S_ISREG(mode.st_mode) or mode.st_size > MAX_REPORT_BYTES:
-                raise ValueError("not a regular file under 1 MiB")
-            with open(path, "rb") as handle:
-                data = json.loads(handle.read(MAX_REPORT_BYTES + 1).decode("utf-8"))
+            data = read_data_file(path, MAX_REPORT_BYTES, "1 MiB")
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError, RecursionError) as error:
