@@ -27,7 +27,7 @@ from typing import ClassVar
 from urllib.request import urlopen
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.compare import Baseline
@@ -418,6 +418,8 @@ def test_search_filters_by_kernel_gpu_pass_and_implementation(
 ) -> None:
     problems: list[str] = []
     page = search(browser, f"{base_url}/search/?q=layernorm", problems)
+    # Pagefind UI draws the filter groups as their chunks arrive, after the first results
+    expect(page.locator(".pagefind-ui__filter-name")).to_have_count(5, timeout=10_000)
     names = page.locator(".pagefind-ui__filter-name").all_inner_texts()
     assert names == ["GPU", "Implementation", "Kernel", "Page", "Pass"]
     page.locator(".pagefind-ui__filter-name", has_text="GPU").click()
