@@ -178,9 +178,22 @@ class SiteLookup:
         (their series' names: `kernel_signature`); None unless keyed."""
         if not self.inputs.keyed:
             return None
-        shown = list(runs)
         digest = hashlib.sha256("\0".join(parts).encode())
-        digest.update("".join([run.entry.token for run in shown]).encode())
+        digest.update(self.runs_signature(runs).encode())
+        return digest.hexdigest()
+
+    def cohort_key(self, *parts: str, cohort: tuple[str, str, str]) -> str | None:
+        """`page_key` of a page that shows a cohort's runs (a run page ranks its cohort): the
+        cohort's part made once, not once for each of its runs' pages."""
+        if not self.inputs.keyed:
+            return None
+        digest = hashlib.sha256("\0".join(parts).encode())
+        digest.update(self.memo(_cohort_signature)(cohort).encode())
+        return digest.hexdigest()
+
+    def runs_signature(self, runs: Iterable[RunFacts]) -> str:
+        shown = list(runs)
+        digest = hashlib.sha256("".join([run.entry.token for run in shown]).encode())
         for key in sorted({run.kernel_key for run in shown}):
             digest.update(self.kernel_signature(key).encode())
         return digest.hexdigest()
@@ -310,6 +323,10 @@ def _environment_facts(lookup: SiteLookup, digest_value: str) -> tuple[Fact, ...
 
 def _series_by_key(lookup: SiteLookup, kernel_key: str) -> dict[str, Series]:
     return lookup.kernels[kernel_key].series_by_key
+
+
+def _cohort_signature(lookup: SiteLookup, cohort: tuple[str, str, str]) -> str:
+    return lookup.runs_signature(lookup.analysis.cohorts[cohort])
 
 
 def _kernel_signature(lookup: SiteLookup, kernel_key: str) -> str:

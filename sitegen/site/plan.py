@@ -54,7 +54,7 @@ def plan_site(inputs: SiteInputs) -> Site:
             "run.html",
             plan_run,
             # A run page ranks its cohort: it shows those runs too.
-            key("run", r.digest, runs=lookup.analysis.cohorts.get(r.cohort, (r,))),
+            lookup.cohort_key("run", r.digest, cohort=r.cohort),
             locality=loaded[r.digest],
             subject=r,
         )
