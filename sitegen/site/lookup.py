@@ -182,14 +182,12 @@ class SiteLookup:
         digest.update(self.runs_signature(runs).encode())
         return digest.hexdigest()
 
-    def cohort_key(self, *parts: str, cohort: tuple[str, str, str]) -> str | None:
-        """`page_key` of a page that shows a cohort's runs (a run page ranks its cohort): the
-        cohort's part made once, not once for each of its runs' pages."""
+    def run_page_key(self, run: RunFacts, *shown: str) -> str | None:
+        """`page_key` of a run's page: the run, what else it `shows` in words, and the runs its
+        cohort's ranking shows (the newest of each series), made once a cohort."""
         if not self.inputs.keyed:
             return None
-        digest = hashlib.sha256("\0".join(parts).encode())
-        digest.update(self.memo(_cohort_signature)(cohort).encode())
-        return digest.hexdigest()
+        return self.page_key("run", *shown, self.memo(_ranked_signature)(run.cohort), runs=[run])
 
     def runs_signature(self, runs: Iterable[RunFacts]) -> str:
         shown = list(runs)
@@ -325,8 +323,14 @@ def _series_by_key(lookup: SiteLookup, kernel_key: str) -> dict[str, Series]:
     return lookup.kernels[kernel_key].series_by_key
 
 
-def _cohort_signature(lookup: SiteLookup, cohort: tuple[str, str, str]) -> str:
-    return lookup.runs_signature(lookup.analysis.cohorts[cohort])
+def _ranked_signature(lookup: SiteLookup, cohort: tuple[str, str, str]) -> str:
+    newest: dict[tuple[str, str], RunFacts] = {}
+    for run in lookup.analysis.cohorts[cohort]:
+        key = (run.kernel_key, run.series_key)
+        held = newest.get(key)
+        if held is None or (run.observed_at, run.digest) > (held.observed_at, held.digest):
+            newest[key] = run
+    return lookup.runs_signature(newest[key] for key in sorted(newest))
 
 
 def _kernel_signature(lookup: SiteLookup, kernel_key: str) -> str:
