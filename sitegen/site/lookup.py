@@ -259,11 +259,16 @@ class SiteLookup:
 
     def project_implementations(self, entry: LoadedResource) -> list[str]:
         """The implementations linked to a SoftwareProject, by title."""
-        href = self.urls.link(entry.digest)
-        return sorted(
-            (d for d, link in self.projects.items() if link.href == href),
-            key=lambda d: (title_of(self.catalog.by_digest[d]), d),
-        )
+        return self._implementations_by_project.get(self.urls.link(entry.digest), [])
+
+    @functools.cached_property
+    def _implementations_by_project(self) -> dict[str | None, list[str]]:
+        found: dict[str | None, list[str]] = {}
+        for digest_value, link in self.projects.items():
+            found.setdefault(link.href, []).append(digest_value)
+        for implementations in found.values():
+            implementations.sort(key=lambda d: (title_of(self.catalog.by_digest[d]), d))
+        return found
 
     @functools.cached_property
     def run_counts(self) -> Counter[str]:
@@ -291,8 +296,15 @@ class SiteLookup:
 
     def _resource_runs(self, entry: LoadedResource) -> list[RunFacts]:
         """The runs a resource page lists, in their order."""
-        found = (self.runs[d] for d in self._run_digests(self.run_sources(entry)))
-        return sorted(found, key=listed_order)
+        place = self._listed_place
+        return [self.runs[d] for d in sorted(self._run_digests(self.run_sources(entry)), key=place)]
+
+    @functools.cached_property
+    def _listed_place(self) -> Callable[[str], int]:
+        """Each run's place in `listed_order` among all runs: every list sorted by it at once
+        rather than by the order's key, a tuple, made again for each list a run is in."""
+        ordered = sorted(self.runs.values(), key=listed_order)
+        return {run.digest: number for number, run in enumerate(ordered)}.__getitem__
 
     def resource_run_count(self, entry: LoadedResource) -> int:
         """How many runs a resource page lists, without putting them in order unless they
