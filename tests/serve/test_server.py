@@ -24,6 +24,7 @@ import pytest
 import sitegen.render.render
 from sitegen.cli import main
 from sitegen.cli.exit_codes import CommandError
+from sitegen.pipeline import build_site
 from sitegen.serve.server import (
     SCRIPT_TAG,
     BuildStatus,
@@ -32,7 +33,6 @@ from sitegen.serve.server import (
     start_server,
     stop_server,
 )
-from sitegen.pipeline import build_site
 from sitegen.site.records import Page
 from tests.analysis.test_regressions import set_latency, with_commits
 from tests.conftest import FIXTURES
