@@ -21,7 +21,7 @@ from urllib.request import HTTPRedirectHandler, Request, build_opener, urlopen
 
 import pytest
 
-import sitegen.render.render
+import sitegen.render.outputs
 from sitegen.cli import main
 from sitegen.cli.exit_codes import CommandError
 from sitegen.pipeline import build_site
@@ -34,7 +34,8 @@ from sitegen.serve.server import (
     stop_server,
 )
 from sitegen.site.records import Page
-from tests.analysis.test_regressions import set_latency, with_commits
+from tests.analysis.test_regressions import with_commits
+from tests.analysis.test_verdicts import set_latency
 from tests.conftest import FIXTURES
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -385,13 +386,13 @@ def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
     assert outcome.ok
     old_runs = {p.parent.name for p in (out / "runs").glob("*/index.json")}
     rendered: list[str] = []
-    render_html = sitegen.render.render.html
+    render_html = sitegen.render.outputs.html
 
     def counted(template: Any, page: Page, chrome: Any) -> bytes:
         rendered.append(page.path)
         return render_html(template, page, chrome)
 
-    monkeypatch.setattr(sitegen.render.render, "html", counted)
+    monkeypatch.setattr("sitegen.render.render.html", counted)
     set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
     assert rebuild(content, out, None, outcome, status).ok
 
