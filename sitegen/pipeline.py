@@ -23,6 +23,7 @@ from sitegen.content.documents import SHOWN_ESCAPED
 from sitegen.content.load import (
     LoadCache,
     LoadResult,
+    SummaryCache,
     content_label,
     load_content,
     load_documents,
@@ -83,18 +84,22 @@ def check_content(
     load_cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
     progress: Progress = QUIET,
+    summaries: SummaryCache | None = None,
 ) -> CheckedContent:
     """Load and validate every file, resolve every reference, then plan every page's path:
     everything a build relies on, so that content that checks clean always builds.
 
-    With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated.
+    With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated
+    (and `summaries`, if given, with their runs' summaries: content/load.py).
     `meanwhile` is called once, while the load workers read (content/load.py). Raises
     EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
     source_date(os.environ.get("SOURCE_DATE_EPOCH"))
     with process.collecting_less():
         with _stage(progress, "load"):
-            loaded = load_content(content_dir, cache=load_cache, meanwhile=meanwhile)
+            loaded = load_content(
+                content_dir, cache=load_cache, meanwhile=meanwhile, summaries=summaries
+            )
         with _stage(progress, "resolve"):
             return _checked(loaded, strict, content_label(content_dir))
 
@@ -228,6 +233,8 @@ def _build(
             load_cache=state.loads if state else None,
             meanwhile=templates,
             progress=progress,
+            # Held only where the state stays in memory (`sitegen serve`) for the next build.
+            summaries=state.summaries if state and not on_disk else None,
         )
         if not checked.ok or checked.analysis is None or checked.paths is None:
             return BuiltSite(checked, None, 0, 0, 0, [])

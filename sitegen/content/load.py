@@ -52,6 +52,9 @@ Summaries = list[RunSummary | None]
 # An incremental build's memory of each file: shown path → (stat key, resources, problems).
 StatKey = tuple[int, ...]
 LoadCache = dict[str, tuple[StatKey, Packed, list[Problem]]]
+# Beside a LoadCache held in memory (`sitegen serve`): each file's runs' summaries, so that an
+# unchanged run is not summarised again. Never written with the state: it would double it.
+SummaryCache = dict[str, Summaries]
 
 
 def load_content(
@@ -59,19 +62,21 @@ def load_content(
     workers: int | None = None,
     cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
+    summaries: SummaryCache | None = None,
 ) -> LoadResult:
     """Every resource under `content_dir`, and every problem found on the way.
 
     `workers` processes read (default: `process.load_processes`); with `cache`, only the files
     changed since it was filled are read, and it is updated in place to hold exactly the files
-    of this walk. `meanwhile`, if given, is called once: while the workers read, when there are
-    any (the caller's own work, done beside them rather than after), else after the load.
+    of this walk, as `summaries` is, if given, with the runs' summaries. `meanwhile`, if given,
+    is called once: while the workers read, when there are any (the caller's own work, done
+    beside them rather than after), else after the load.
     """
     problems: list[Problem] = []
     label = content_label(content_dir)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
     if cache is not None:
-        return _load_cached(files, problems, cache, workers, meanwhile)
+        return _load_cached(files, problems, cache, workers, meanwhile, summaries)
     resources: list[LoadedResource] = []
     count = workers if workers is not None else process.load_processes(len(files))
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
@@ -80,8 +85,8 @@ def load_content(
             results = pool.imap(_load_chunk, _guided_chunks(files, count))
             if meanwhile is not None:
                 meanwhile()
-            for packed, found, summaries in results:
-                resources += unpack(packed, store, summaries)
+            for packed, found, summarised in results:
+                resources += unpack(packed, store, summarised)
                 problems += found
     else:
         for path, shown in files:
@@ -141,11 +146,13 @@ def _load_cached(
     cache: LoadCache,
     workers: int | None,
     meanwhile: Callable[[], object] | None,
+    held: SummaryCache | None,
 ) -> LoadResult:
     keys = {shown: stat_key(path) for path, shown in files}
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
     count = workers if workers is not None else process.load_processes(len(stale))
-    summaries: dict[str, Summaries] = {}  # the files read now: their runs come summarised
+    # The files read now come with their runs summarised; with `held`, the others too.
+    summaries: SummaryCache = {} if held is None else held
     if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
         with _pool(count) as pool:
             results = pool.imap(_load_chunk, [[item] for item in stale], chunksize=CHUNK_FILES)
@@ -161,6 +168,8 @@ def _load_cached(
             meanwhile()
     for shown in set(cache) - set(keys):
         del cache[shown]
+    for shown in set(summaries) - set(keys):
+        del summaries[shown]
     resources: list[LoadedResource] = []
     for _, shown in files:
         _, packed, found = cache[shown]

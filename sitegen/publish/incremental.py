@@ -40,7 +40,7 @@ from typing import Any
 import orjson
 
 from sitegen.content.catalog import Catalog
-from sitegen.content.load import LoadCache, Packed, StatKey
+from sitegen.content.load import LoadCache, Packed, StatKey, SummaryCache
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.write import Data
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
@@ -87,6 +87,8 @@ class State:
     loads: LoadCache = field(default_factory=dict)
     # Every file of the output as the build left it (`build --incremental` only): path → stat.
     tree: dict[str, StatKey] = field(default_factory=dict)
+    # The runs' summaries of each file in `loads` (`sitegen serve` only): never written.
+    summaries: SummaryCache = field(default_factory=dict, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:

@@ -127,11 +127,12 @@ def render_into(
 ) -> int:
     """Render every output file and hand it to `write(path, bytes)`; returns the file count.
 
-    Pages are rendered by `workers` forked processes (default: one per usable CPU, for sites of
-    PARALLEL_MIN_PAGES pages or more), each calling `write` itself, so no page is held in
-    memory after it is written. Each file's bytes depend only on its page, never on which
-    process rendered it. Every path is checked for clashes (the pages' before any is rendered,
-    the other files' as each is made): a clash fails the build before its output is used.
+    Pages are rendered by `workers` forked processes (default: one per usable CPU, for
+    PARALLEL_MIN_PAGES pages to render or more: those `write` does not skip), each calling
+    `write` itself, so no page is held in memory after it is written. Each file's bytes depend
+    only on its page, never on which process rendered it. Every path is checked for clashes
+    (the pages' before any is rendered, the other files' as each is made): a clash fails the
+    build before its output is used.
     """
     out = write if isinstance(write, Output) else Output(write)
     if site.escapes_text:
@@ -162,17 +163,20 @@ def render_into(
     templates = {
         name: environment.get_template(name) for name in sorted({p.template for p in site.pages})
     }
-    total = len(site.pages)
+    # Decided here, before any fork: an incremental build's few changed pages of a big site
+    # are rendered by this process alone.
+    pages = [page for page in site.pages if not out.skip(page)]
+    total = len(pages)
     count = workers if workers is not None else process.usable_cpus()
     if count > 1 and total >= PARALLEL_MIN_PAGES:
-        in_memory_order = sorted(site.pages, key=_locality)
+        in_memory_order = sorted(pages, key=_locality)
         first = write_extras if total < OVERLAP_EXTRAS_MAX_PAGES else None
         if first is None:
             write_extras()
         _render_parallel(tuple(in_memory_order), templates, chrome, out, progress, count, first)
     else:
         write_extras()
-        for number, page in enumerate(site.pages, start=1):
+        for number, page in enumerate(pages, start=1):
             _render_page(page, templates, chrome, out)
             if progress is not None:
                 progress(number, total)
@@ -189,8 +193,6 @@ def _render_page(
     chrome: SiteChrome,
     out: Output,
 ) -> None:
-    if out.skip(page):
-        return
     key = page.key if isinstance(page, LazyPage) else None
     page = page.built()  # a LazyPage is planned here, in the worker that renders it
     out.write(output_path(page.path), html(templates[page.template], page, chrome), key)

@@ -10,6 +10,8 @@ they do not grow with the number of commits.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections import defaultdict
 from typing import Any, NamedTuple
 
@@ -22,7 +24,7 @@ from sitegen.model.wording import counted
 from sitegen.site.charts import CONFIG, base_layout, plotly_text, styles_for
 from sitegen.site.format import metric_name, scale_for, times, wording
 from sitegen.site.lookup import SiteLookup, run_anchor
-from sitegen.site.records import Link, Page, PageMeta
+from sitegen.site.records import LazyPage, Link, Page, PageMeta
 from sitegen.site.urls import history_path
 
 STEP_COLOURS = {True: "#B91C1C", False: "#047857"}  # regression, improvement
@@ -271,37 +273,64 @@ class HistoryContext(NamedTuple):
     reference: str  # the source's reference commit, in words; ""
 
 
-def history_pages(lookup: SiteLookup) -> list[Page]:
-    """Each kernel's history on each GPU, and at each shape measured more than once."""
-    pages: list[Page] = []
+def history_pages(lookup: SiteLookup) -> list[LazyPage]:
+    """Each kernel's history on each GPU, and at each shape measured more than once: planned
+    where they are rendered. Each shows the runs of its kernel's histories on its GPU (its
+    shapes' counts) and the causes of every step (a machine's shift is told across kernels)."""
+    pages: list[LazyPage] = []
+    steps = lookup.memo(_steps_signature)("") if lookup.inputs.keyed else ""
     for kernel in lookup.analysis.kernels:
-        view = kernel_history(lookup, kernel.key)
-        by_gpu: dict[str, list[SeriesHistory]] = defaultdict(list)
-        for history in view.histories:
-            if len(history.points) > 1:
-                by_gpu[history.environment].append(history)
-        for environment, histories in sorted(by_gpu.items()):
-            pages.append(_gpu_page(lookup, kernel, environment, histories, view.found))
-            workloads = sorted({h.workload for h in histories})
+        for environment, histories in lookup.memo(_gpu_histories)(kernel.key).items():
+            where = (kernel.key, environment)
+            key = lookup.page_key(
+                "history",
+                steps,
+                *where,
+                runs=[p.run for h in histories for p in h.points] if lookup.inputs.keyed else (),
+            )
+            pages.append(
+                LazyPage(
+                    _history_path(lookup, kernel.key, environment, ""),
+                    "history.html",
+                    functools.partial(_gpu_page, lookup, where),
+                    key,
+                )
+            )
             pages += [
-                _shape_page(lookup, kernel, environment, workload, histories, view.found)
-                for workload in workloads
+                LazyPage(
+                    _history_path(lookup, kernel.key, environment, workload),
+                    "history.html",
+                    functools.partial(_shape_page, lookup, where, workload),
+                    key and f"{key}/{workload}",
+                )
+                for workload in sorted({h.workload for h in histories})
             ]
     return pages
 
 
-def _choices(
-    lookup: SiteLookup,
-    kernel: Kernel,
-    environment: str,
-    histories: list[SeriesHistory],
-    found: tuple[Found, ...],
-) -> tuple[ShapeChoice, ...]:
+def _gpu_histories(lookup: SiteLookup, kernel_key: str) -> dict[str, list[SeriesHistory]]:
+    """A kernel's histories of more than one point, by GPU, in GPU order."""
+    by_gpu: dict[str, list[SeriesHistory]] = defaultdict(list)
+    for history in kernel_history(lookup, kernel_key).histories:
+        if len(history.points) > 1:
+            by_gpu[history.environment].append(history)
+    return dict(sorted(by_gpu.items()))
+
+
+def _steps_signature(lookup: SiteLookup, _: str) -> str:
+    causes = sorted(every_step(lookup).causes.items())
+    return hashlib.sha256(repr(causes).encode()).hexdigest()
+
+
+def _choices(lookup: SiteLookup, where: tuple[str, str]) -> tuple[ShapeChoice, ...]:
+    """The shapes of a kernel's history on a GPU, as its pages list them (made once)."""
+    kernel_key, environment = where
+    histories = lookup.memo(_gpu_histories)(kernel_key)[environment]
     by_workload: dict[str, list[SeriesHistory]] = defaultdict(list)
     for history in histories:
         by_workload[history.workload].append(history)
     steps: dict[str, int] = defaultdict(int)
-    for item in found:
+    for item in kernel_history(lookup, kernel_key).found:
         if item.history.environment == environment:
             steps[item.history.workload] += 1
     ordered = sorted(by_workload.items(), key=lambda i: (i[1][0].shape.axes, i[0]))
@@ -309,7 +338,7 @@ def _choices(
         ShapeChoice(
             Link(
                 same[0].shape.label(),
-                history_href(lookup, kernel.key, environment, workload),
+                history_href(lookup, kernel_key, environment, workload),
             ),
             len({p.run.digest for h in same for p in h.points}),
             len({p.commit for h in same for p in h.points if p.commit}),
@@ -331,17 +360,15 @@ def _reference(histories: list[SeriesHistory]) -> str:
     return ""
 
 
-def _gpu_page(
-    lookup: SiteLookup,
-    kernel: Kernel,
-    environment: str,
-    histories: list[SeriesHistory],
-    found: tuple[Found, ...],
-) -> Page:
+def _gpu_page(lookup: SiteLookup, where: tuple[str, str]) -> Page:
+    kernel_key, environment = where
+    kernel = lookup.kernels[kernel_key]
+    histories = lookup.memo(_gpu_histories)(kernel_key)[environment]
     path = _history_path(lookup, kernel.key, environment, "")
     gpu = lookup.gpu_label(environment)
+    found = kernel_history(lookup, kernel_key).found
     here = [item for item in found if item.history.environment == environment]
-    shapes = _choices(lookup, kernel, environment, histories, found)
+    shapes = lookup.memo(_choices)(where)
     regressions = sum(1 for item in here if item.regression)
     meta = lookup.meta(
         f"{kernel.title} history on {gpu}",
@@ -374,14 +401,11 @@ def _gpu_page(
     return Page(path, "history.html", context, twin)
 
 
-def _shape_page(
-    lookup: SiteLookup,
-    kernel: Kernel,
-    environment: str,
-    workload: str,
-    histories: list[SeriesHistory],
-    found: tuple[Found, ...],
-) -> Page:
+def _shape_page(lookup: SiteLookup, where: tuple[str, str], workload: str) -> Page:
+    kernel_key, environment = where
+    kernel = lookup.kernels[kernel_key]
+    histories = lookup.memo(_gpu_histories)(kernel_key)[environment]
+    found = kernel_history(lookup, kernel_key).found
     path = _history_path(lookup, kernel.key, environment, workload)
     gpu = lookup.gpu_label(environment)
     at_shape = [h for h in histories if h.workload == workload]
@@ -411,7 +435,7 @@ def _shape_page(
             history_href(lookup, kernel.key, environment),
         ),
         shape=shape,
-        shapes=_choices(lookup, kernel, environment, histories, found),
+        shapes=lookup.memo(_choices)(where),
         steps=(),
         charts=charts,
         reference=_reference(at_shape),

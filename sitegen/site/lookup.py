@@ -178,9 +178,20 @@ class SiteLookup:
         (their series' names: `kernel_signature`); None unless keyed."""
         if not self.inputs.keyed:
             return None
-        shown = list(runs)
         digest = hashlib.sha256("\0".join(parts).encode())
-        digest.update("".join([run.entry.token for run in shown]).encode())
+        digest.update(self.runs_signature(runs).encode())
+        return digest.hexdigest()
+
+    def run_page_key(self, run: RunFacts, *shown: str) -> str | None:
+        """`page_key` of a run's page: the run, what else it `shows` in words, and the runs its
+        cohort's ranking shows (the newest of each series), made once a cohort."""
+        if not self.inputs.keyed:
+            return None
+        return self.page_key("run", *shown, self.memo(_ranked_signature)(run.cohort), runs=[run])
+
+    def runs_signature(self, runs: Iterable[RunFacts]) -> str:
+        shown = list(runs)
+        digest = hashlib.sha256("".join([run.entry.token for run in shown]).encode())
         for key in sorted({run.kernel_key for run in shown}):
             digest.update(self.kernel_signature(key).encode())
         return digest.hexdigest()
@@ -248,11 +259,16 @@ class SiteLookup:
 
     def project_implementations(self, entry: LoadedResource) -> list[str]:
         """The implementations linked to a SoftwareProject, by title."""
-        href = self.urls.link(entry.digest)
-        return sorted(
-            (d for d, link in self.projects.items() if link.href == href),
-            key=lambda d: (title_of(self.catalog.by_digest[d]), d),
-        )
+        return self._implementations_by_project.get(self.urls.link(entry.digest), [])
+
+    @functools.cached_property
+    def _implementations_by_project(self) -> dict[str | None, list[str]]:
+        found: dict[str | None, list[str]] = {}
+        for digest_value, link in self.projects.items():
+            found.setdefault(link.href, []).append(digest_value)
+        for implementations in found.values():
+            implementations.sort(key=lambda d: (title_of(self.catalog.by_digest[d]), d))
+        return found
 
     @functools.cached_property
     def run_counts(self) -> Counter[str]:
@@ -280,8 +296,15 @@ class SiteLookup:
 
     def _resource_runs(self, entry: LoadedResource) -> list[RunFacts]:
         """The runs a resource page lists, in their order."""
-        found = (self.runs[d] for d in self._run_digests(self.run_sources(entry)))
-        return sorted(found, key=listed_order)
+        place = self._listed_place
+        return [self.runs[d] for d in sorted(self._run_digests(self.run_sources(entry)), key=place)]
+
+    @functools.cached_property
+    def _listed_place(self) -> Callable[[str], int]:
+        """Each run's place in `listed_order` among all runs: every list sorted by it at once
+        rather than by the order's key, a tuple, made again for each list a run is in."""
+        ordered = sorted(self.runs.values(), key=listed_order)
+        return {run.digest: number for number, run in enumerate(ordered)}.__getitem__
 
     def resource_run_count(self, entry: LoadedResource) -> int:
         """How many runs a resource page lists, without putting them in order unless they
@@ -310,6 +333,16 @@ def _environment_facts(lookup: SiteLookup, digest_value: str) -> tuple[Fact, ...
 
 def _series_by_key(lookup: SiteLookup, kernel_key: str) -> dict[str, Series]:
     return lookup.kernels[kernel_key].series_by_key
+
+
+def _ranked_signature(lookup: SiteLookup, cohort: tuple[str, str, str]) -> str:
+    newest: dict[tuple[str, str], RunFacts] = {}
+    for run in lookup.analysis.cohorts[cohort]:
+        key = (run.kernel_key, run.series_key)
+        held = newest.get(key)
+        if held is None or (run.observed_at, run.digest) > (held.observed_at, held.digest):
+            newest[key] = run
+    return lookup.runs_signature(newest[key] for key in sorted(newest))
 
 
 def _kernel_signature(lookup: SiteLookup, kernel_key: str) -> str:

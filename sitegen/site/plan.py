@@ -25,7 +25,7 @@ from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.records import LazyPage, Page, Site
 from sitegen.site.regressions import regressions_feed, regressions_page
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
-from sitegen.site.run import run_page
+from sitegen.site.run import run_key, run_page
 from sitegen.site.search import search_page
 from sitegen.site.sources import sources_page
 
@@ -53,8 +53,7 @@ def plan_site(inputs: SiteInputs) -> Site:
             urls.path_of(r.digest) or "",
             "run.html",
             plan_run,
-            # A run page ranks its cohort: it shows those runs too.
-            key("run", r.digest, runs=lookup.analysis.cohorts.get(r.cohort, (r,))),
+            run_key(lookup, r),
             locality=loaded[r.digest],
             subject=r,
         )

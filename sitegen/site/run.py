@@ -188,6 +188,16 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
     return Page(path, "run.html", context, twin)
 
 
+def run_key(lookup: SiteLookup, run: RunFacts) -> str | None:
+    """What a run's page shows besides the run: its cohort ranked (the newest run of each
+    series, as `ranking` ranks them) and the regression it sits after, if any."""
+    if not lookup.inputs.keyed:
+        return None
+    regression = regression_line(lookup, run)
+    after = (regression[0], regression[1].href or "") if regression else ("", "")
+    return lookup.run_page_key(run, run.digest, *after)
+
+
 def headline(value: Value) -> Headline:
     scale = scale_for(value.unit, (value.centre,))
     spread = ""

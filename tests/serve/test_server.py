@@ -15,13 +15,16 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.error import HTTPError
 from urllib.request import HTTPRedirectHandler, Request, build_opener, urlopen
 
 import pytest
 
+import sitegen.render.outputs
 from sitegen.cli import main
 from sitegen.cli.exit_codes import CommandError
+from sitegen.pipeline import build_site
 from sitegen.serve.server import (
     SCRIPT_TAG,
     BuildStatus,
@@ -30,6 +33,9 @@ from sitegen.serve.server import (
     start_server,
     stop_server,
 )
+from sitegen.site.records import Page
+from tests.analysis.test_regressions import with_commits
+from tests.analysis.test_verdicts import set_latency
 from tests.conftest import FIXTURES
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -363,3 +369,47 @@ def test_a_host_that_is_no_address_is_a_usage_error_saying_so(
         "sitegen serve: error: argument --host/--bind: an address to listen on, e.g. "
         "127.0.0.1; not empty"
     )
+
+
+def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One of nine commits' runs of a series gets another median: the rebuild renders that
+    run's page, the pages that list or chart it, its kernel's, and the site's summary pages
+    (planned whole every build), and no other; the site is then a cold build's, byte for
+    byte. The cohort's other run pages rank only the newest run of each series: not this
+    one, so they are not rendered again."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    out = tmp_path / "site"
+    status = BuildStatus()
+    outcome = rebuild(content, out, None, status=status)
+    assert outcome.ok
+    old_runs = {p.parent.name for p in (out / "runs").glob("*/index.json")}
+    rendered: list[str] = []
+    render_html = sitegen.render.outputs.html
+
+    def counted(template: Any, page: Page, chrome: Any) -> bytes:
+        rendered.append(page.path)
+        return render_html(template, page, chrome)
+
+    monkeypatch.setattr("sitegen.render.render.html", counted)
+    set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
+    assert rebuild(content, out, None, outcome, status).ok
+
+    (new,) = {p.parent.name for p in (out / "runs").glob("*/index.json")} - old_runs
+    showing = {
+        page.parent.relative_to(out).as_posix() + "/"
+        for page in out.rglob("index.html")
+        if f"runs/{new}/" in page.read_text()
+    }
+    kernel = "kernels/liger-layer-norm/"
+    summaries = {"", "compare/", "regressions/", "search/", "sources/"}
+    summaries |= {f"{s}/" for s in ("gpus", "implementations", "kernels", "projects")}
+    summaries |= {"protocols/", "workloads/"}
+    assert sorted(rendered) == sorted(
+        showing | summaries | {kernel, f"{kernel}history/liger-bench-nvidia-h100-80gb-hbm3/"}
+    )
+    assert len(rendered) == 20 and len(list(out.rglob("index.html"))) == 79
+    cold = tmp_path / "cold"
+    assert build_site(content, cold).out_dir is not None
+    assert tree(out) == tree(cold)

@@ -1,0 +1,134 @@
+"""How long `sitegen serve` takes to show a one-run change: from the end of the run file's write
+to the first answer of the server's page for the run's new version.
+
+    python bench/serve_reload.py CONTENT_DIR [--repeat 3] [--file RUN.json]
+
+Serves a copy of CONTENT_DIR (the original is never written), waits for the first build, then
+edits one run file's median latency (+1 ns, then +2 ns, …) and polls the page of the run it
+now is (a new median, a new digest, a new page) until it answers with the new value. The time
+includes the file watcher's delay and the rebuild, as an author's reload would see it. Prints
+a line per edit and one JSON line: the first build and the median, with every sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+from urllib.error import URLError
+from urllib.request import urlopen
+
+from sitegen.content.load import load_files
+from sitegen.site.urls import run_path
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+POLL_S = 0.01
+
+
+def first_timed_run(content: Path) -> Path:
+    """The first run file, in path order, whose median latency is recorded."""
+    for path in sorted(content.rglob("*.json")):
+        document = json.loads(path.read_bytes())
+        if document.get("kind") == "BenchmarkRun" and "latencyNs" in document["spec"].get(
+            "timing", {}
+        ):
+            return path
+    raise SystemExit(f"{content}: no run file with a median latency")
+
+
+def edited(original: bytes, number: int) -> tuple[bytes, int]:
+    """The run's document with its median moved by number + 1 ns, and that median."""
+    document = json.loads(original)
+    latency = document["spec"]["timing"]["latencyNs"]
+    latency["median"] += number + 1
+    return (json.dumps(document, indent=2) + "\n").encode(), latency["median"]
+
+
+def shows(twin_url: str, median: float) -> bool:
+    """The run page's JSON twin answers, with the median as edited."""
+    try:
+        with urlopen(twin_url, timeout=5) as response:
+            document = json.loads(response.read())["document"]
+    except (URLError, OSError, ValueError, KeyError):
+        return False
+    return document["spec"]["timing"]["latencyNs"]["median"] == median  # type: ignore[no-any-return]
+
+
+def measure(content: Path, repeat: int, file: Path | None) -> dict[str, Any]:
+    target = file or first_timed_run(content)
+    original = target.read_bytes()
+    command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0"]
+    started = time.perf_counter()
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPOSITORY
+    ) as server:
+        assert server.stdout is not None
+        try:
+            first, address = _served(server.stdout, started)
+            # Read on, or a rebuild's warnings fill the pipe and the server waits on it.
+            threading.Thread(target=server.stdout.read, daemon=True).start()
+            time.sleep(2)  # the watcher starts after the first build
+            samples = [_edit_until_shown(target, original, n, address) for n in range(repeat)]
+        finally:
+            target.write_bytes(original)
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=1800)
+    return {
+        "file": str(target.relative_to(content)),
+        "first_build_s": round(first, 3),
+        "reloaded_s": round(statistics.median(samples), 3),
+        "reloaded_s_all": [round(s, 3) for s in samples],
+    }
+
+
+def _served(lines: IO[str], started: float) -> tuple[float, str]:
+    """The first build's time and the address served, read from the server's output."""
+    first = 0.0
+    for line in lines:
+        if line.startswith("built "):
+            first = time.perf_counter() - started
+        if line.startswith("serving "):
+            return first, line.split()[1]
+    raise SystemExit("sitegen serve stopped before it served")
+
+
+def _edit_until_shown(target: Path, original: bytes, number: int, address: str) -> float:
+    data, median = edited(original, number)
+    probe = target.with_suffix(".probe")
+    probe.write_bytes(data)
+    (run,) = load_files([probe]).resources
+    probe.unlink()
+    url = address.rstrip("/") + "/" + run_path(run.digest)
+    target.write_bytes(data)
+    written = time.perf_counter()
+    while not shows(url + "index.json", median):
+        time.sleep(POLL_S)
+    elapsed = time.perf_counter() - written
+    print(f"  edit {number + 1}: {elapsed:.2f} s → {url}", flush=True)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("content", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--file", type=Path, help="the run file to edit, inside CONTENT_DIR")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="serve-reload-") as folder:
+        copy = Path(folder) / "content"
+        shutil.copytree(args.content, copy)
+        file = copy / args.file.relative_to(args.content) if args.file else None
+        print(json.dumps(measure(copy, args.repeat, file)))
+
+
+if __name__ == "__main__":
+    main()
