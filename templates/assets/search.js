@@ -18,12 +18,14 @@
     return term;
   }
 
-  function open(root) {
+  function open(root, parts) {
     var bundle = root.getAttribute("data-bundle");
     var example = root.getAttribute("data-example");
     var ui = new window.PagefindUI({
       element: "#search",
       bundlePath: bundle,
+      // The index's other parts (publish/search.py): one search over them all.
+      mergeIndex: parts.map(function (part) { return { bundlePath: bundle + part }; }),
       baseUrl: root.getAttribute("data-base"),
       showSubResults: true,
       showImages: false,
@@ -52,7 +54,7 @@
     label.hidden = false;
   }
 
-  function load(root, bundle) {
+  function load(root, bundle, parts) {
     var style = document.createElement("link");
     style.rel = "stylesheet";
     style.href = bundle + "pagefind-ui.css";
@@ -61,7 +63,7 @@
     script.onload = function () {
       if (typeof window.PagefindUI === "undefined") return unavailable(root);
       document.head.appendChild(style);
-      open(root);
+      open(root, parts);
     };
     script.onerror = function () { unavailable(root); };
     document.head.appendChild(script);
@@ -71,14 +73,17 @@
     var root = document.getElementById("search");
     if (!root) return;
     var bundle = root.getAttribute("data-bundle");
-    // The index's entry first: a site built without the index says so, and loads nothing.
-    window.fetch(bundle + "pagefind-entry.json", { credentials: "same-origin" }).then(
+    // The list of the index's parts first: a site built without the index says so, and
+    // loads nothing.
+    window.fetch(bundle + "parts.json", { credentials: "same-origin" }).then(
       function (response) {
-        if (response.ok) load(root, bundle);
-        else unavailable(root);
-      },
-      function () { unavailable(root); }
-    );
+        if (!response.ok) return unavailable(root);
+        return response.json().then(function (found) {
+          var parts = found && Array.isArray(found.parts) ? found.parts : [];
+          load(root, bundle, parts.filter(function (part) { return typeof part === "string"; }));
+        });
+      }
+    ).catch(function () { unavailable(root); });
   }
 
   if (document.readyState === "loading") {

@@ -1,8 +1,10 @@
-"""The search index (sitegen/publish/search.py): Pagefind over the staged site, the same bytes
-for the same pages whatever order they were written in, and a site built without it."""
+"""The search index (sitegen/publish/search.py): Pagefind over the staged site, in parts, the
+same bytes for the same pages whatever order they were written in, every kind of page found as
+before, and a site built without it."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -17,11 +19,13 @@ import sitegen.pipeline
 import sitegen.publish.search
 from sitegen.cli import main
 from sitegen.pipeline import build_site
-from sitegen.publish.pagefind_format import PAGEFIND_VERSION, read
+from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
 from sitegen.publish.search import (
     EXCLUDED,
     FOLDER,
+    PARTS,
     SearchError,
+    html_pages,
     index_search,
     link_pages,
     pagefind_binary,
@@ -77,17 +81,112 @@ def test_the_filters_are_written_in_order(built: Path) -> None:
     assert [value for value, _ in gpu[1]] == ["NVIDIA A100 SXM4-80GB", "NVIDIA H100 80GB HBM3"]
 
 
+def index_folders(index: Path) -> list[Path]:
+    """The index's parts: its own folder first, then each that parts.json lists."""
+    parts = json.loads((index / PARTS).read_text())["parts"]
+    return [index, *(index / part for part in parts)]
+
+
+def indexed_pages(index: Path) -> dict[str, tuple[str, frozenset[str]]]:
+    """Each page of the index (its parts merged, as the search page merges them), by URL: its
+    Page filter's value and the words it is found by (stemmed, as the index stores them)."""
+    found: dict[str, tuple[str, frozenset[str]]] = {}
+    for folder in index_folders(index):
+        (meta_file,) = folder.glob("*.pf_meta")
+        meta = read(meta_file)
+        urls = []
+        for fragment, _ in meta[1]:
+            data = gzip.decompress((folder / "fragment" / f"{fragment}.pf_fragment").read_bytes())
+            urls.append(json.loads(data[len(SIGNATURE) :])["url"])
+        words: dict[str, set[str]] = {url: set() for url in urls}
+        for chunk in meta[2]:
+            for word in read(folder / "index" / f"{chunk[2]}.pf_index")[0]:
+                page = 0
+                for delta, *_ in word[1]:
+                    page += delta
+                    words[urls[page]].add(word[0])
+        kinds = {}
+        for name, filter_hash in meta[3]:
+            if name == "Page":
+                for value, pages in read(folder / "filter" / f"{filter_hash}.pf_filter")[1]:
+                    kinds.update((urls[page], value) for page in pages)
+        for url in urls:
+            assert url not in found, f"{url}: in two parts of the index"
+            found[url] = (kinds[url], frozenset(words[url]))
+    return found
+
+
+# What the fixture site's index found before it was made in parts and before a run page
+# indexed only its title and what was measured (issue 38): a search per kind of page (words as
+# the index stores them, stemmed), and the pages of that kind it found.
+FOUND_BEFORE = {
+    "GPU": ("a100 nvidia", {"/gpus/liger-bench-nvidia-a100-sxm4-80gb/"}),
+    "Implementation": ("layernorm bsd", {"/implementations/liger-bench-layer-norm-liger/"}),
+    "Kernel": ("layernorm", {"/kernels/liger-layer-norm/"}),
+    "Project": ("linkedin", {"/projects/liger-kernel/"}),
+    "Protocol": ("gradient", {"/protocols/liger-bench-do-bench-backward/"}),
+    "Run": ("vocab131072 a100 huggingfac", {"/runs/b657da4d741ad73c/"}),
+    "Workload": ("vocab131072", {"/workloads/liger-cross-entropy-tokens16384-vocab131072-fp32/"}),
+}
+KINDS_BEFORE = {
+    "GPU": 2,
+    "Implementation": 4,
+    "Kernel": 3,
+    "Project": 2,
+    "Protocol": 3,
+    "Run": 28,
+    "Workload": 6,
+}
+
+
+def test_the_index_finds_each_kind_of_page_it_found_before(built: Path) -> None:
+    pages = indexed_pages(built / FOLDER)
+    kinds: dict[str, int] = {}
+    for kind, _ in pages.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds == KINDS_BEFORE
+    for kind, (words, expected) in FOUND_BEFORE.items():
+        wanted = set(words.split())
+        hits = {url for url, (k, found) in pages.items() if k == kind and wanted <= found}
+        assert hits == expected, kind
+    # A run is found by its kernel, implementation, pass, GPU, dtype and shape words.
+    run_words = pages["/runs/b657da4d741ad73c/"][1]
+    assert {"crossentropi", "huggingfac", "forward", "a100", "fp32", "vocab131072"} <= run_words
+
+
+def test_an_index_in_parts_finds_what_one_index_finds(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages in path order, PART_PAGES to a part: each part a bundle of its own, listed for
+    the search page, together the same pages, words and filters as one index."""
+    monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", 20)
+    out = tmp_path / "public"
+    assert build_site(SITE_CONTENT, out, search=True).search.pages == INDEXED  # type: ignore[union-attr]
+    # 61 HTML files: lists, search/ and 404.html among them, which say they are not indexed.
+    assert json.loads((out / FOLDER / PARTS).read_text()) == {"parts": ["1/", "2/", "3/"]}
+    counts = [
+        json.loads((folder / "pagefind-entry.json").read_text())["languages"]["en"]["page_count"]
+        for folder in index_folders(out / FOLDER)
+    ]
+    assert len(counts) == 4 and all(0 < count <= 20 for count in counts[:3])
+    assert sum(counts) == INDEXED
+    assert indexed_pages(out / FOLDER) == indexed_pages(built / FOLDER)
+    assert json.loads((built / FOLDER / PARTS).read_text()) == {"parts": []}
+    again = tmp_path / "again"
+    build_site(SITE_CONTENT, again, search=True)
+    assert index_of(again) == index_of(out)  # the same pages, the same parts, the same bytes
+
+
 def linking_in(order: str) -> object:
     """`link_pages`, making the links in path order or its reverse: on tmpfs a folder lists
     its entries in the order they were made, so Pagefind walks the pages in that order (as ext4
     walks them in an order seeded per file system: another machine's)."""
 
-    def link(site: Path, pages: Path) -> int:
-        found = sorted(p.relative_to(site) for p in site.rglob("*.html") if FOLDER not in p.parts)
-        for path in found if order == "forward" else found[::-1]:
+    def link(site: Path, pages: Path, paths: list[str]) -> int:
+        for path in paths if order == "forward" else paths[::-1]:
             (pages / path).parent.mkdir(parents=True, exist_ok=True)
             os.link(site / path, pages / path)
-        return len(found)
+        return len(paths)
 
     return link
 
@@ -128,7 +227,9 @@ def test_the_pages_are_linked_in_path_order_never_an_old_index(tmp_path: Path) -
         (site / path).write_text(path)
     (site / ".work").mkdir()
     (site / ".work" / "y.html").write_text("")
-    assert link_pages(site, tmp_path / "links") == 3
+    found = html_pages(site)
+    assert found == ["a/index.html", "b/index.html", "index.html"]
+    assert link_pages(site, tmp_path / "links", found) == 3
     links = tmp_path / "links"
     linked = sorted(p.relative_to(links).as_posix() for p in links.rglob("*.html"))
     assert linked == ["a/index.html", "b/index.html", "index.html"]
@@ -149,7 +250,7 @@ def test_pages_are_copied_where_hard_links_fail(
         raise OSError("no hard links here")
 
     monkeypatch.setattr(os, "link", no_links)
-    assert link_pages(site, tmp_path / "links") == 1
+    assert link_pages(site, tmp_path / "links", ["index.html"]) == 1
     assert (tmp_path / "links" / "index.html").read_text() == "home"
 
 
