@@ -29,6 +29,7 @@ from urllib.request import urlopen
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
+import sitegen.publish.search
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
@@ -81,6 +82,17 @@ def bare_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The fixture site built without a search index."""
     out = tmp_path_factory.mktemp("bare") / "public"
     assert build_site(FIXTURES / "site" / "content", out).out_dir is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
+def parted_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture site with its search index in parts of 10 pages (publish/search.py)."""
+    out = tmp_path_factory.mktemp("parted") / "public"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sitegen.publish.search, "PART_PAGES", 10)
+        assert build_site(FIXTURES / "site" / "content", out, search=True).search is not None
+    assert len(json.loads((out / "pagefind" / "parts.json").read_text())["parts"]) == 6
     yield from _serve(out)
 
 
@@ -413,9 +425,13 @@ def test_a_search_for_rmsnorm_h100_bf16_finds_the_rmsnorm_h100_chart(
     assert problems == []
 
 
+@pytest.mark.parametrize("site", ["base_url", "parted_url"])
 def test_search_filters_by_kernel_gpu_pass_and_implementation(
-    browser: Browser, base_url: str
+    browser: Browser, site: str, request: pytest.FixtureRequest
 ) -> None:
+    """On one index and on an index in parts, merged by the search page: the same filters,
+    the same results."""
+    base_url = request.getfixturevalue(site)
     problems: list[str] = []
     page = search(browser, f"{base_url}/search/?q=layernorm", problems)
     # Pagefind UI draws the filter groups as their chunks arrive, after the first results
@@ -456,7 +472,7 @@ def test_the_search_page_of_a_site_without_an_index_says_so(
     note.wait_for(state="visible", timeout=10_000)
     assert note.inner_text().startswith("Search is not available on this build of the site")
     assert page.locator("#search").is_hidden()
-    # Only the index's entry was asked for and missing (the browser logs its 404).
+    # Only the list of the index's parts was asked for and missing (the browser logs its 404).
     assert len(problems) == 1 and "404" in problems[0], problems
 
 
