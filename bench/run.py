@@ -1,7 +1,7 @@
 """sitegen against Hugo on synthetic catalogs, the real catalog cold, and a one-file rebuild.
 
     .venv/bin/python bench/run.py [--sizes 1k,10k,100k] [--repeat 3] [--with-1m] [--no-hugo]
-                                  [--against OTHER_CHECKOUT]
+                                  [--no-search-sizes] [--against OTHER_CHECKOUT]
                                   [--python OTHER_VENV/bin/python] [--disk] [--update-docs]
 
 For each size N: the catalog of N runs and its Hugo twin come from `bench/generate.py` (cached
@@ -12,9 +12,15 @@ so that both tools are timed without this machine's disk, where what creating a 
 depends on what was deleted before (`Place`); `--disk` writes them on disk (bench/out/builds/),
 as a size too big for tmpfs (1M) is anyway. Reported per tool: the median wall time, runs/s and
 pages/s at that median, peak RSS and CPU time, output files and bytes per page; and
-sitegen/Hugo, the ratio of the medians. Then the real catalog (`content/`) is built cold, on
-disk and on tmpfs, and at the largest size up to 100k one run file is edited and rebuilt, by
-`sitegen build --incremental` and by `sitegen serve`. With `--python`, another interpreter
+sitegen/Hugo, the ratio of the medians. Two pairs are timed: `sitegen build --no-search` against
+bare Hugo, and sitegen's default build (its Pagefind index included) against Hugo followed by
+`pagefind --site` over Hugo's output (the same Pagefind binary, every page indexed as Pagefind
+does by default); `--no-search-sizes` leaves the second pair out. With `--against`, the other
+checkout builds with the same flags as this one in both pairs.
+
+Then the real catalog (`content/`) is built cold, on disk and on tmpfs, and at the largest size
+up to 100k one run file is edited and rebuilt, by `sitegen build --incremental` and by
+`sitegen serve`. With `--python`, another interpreter
 builds the real catalog too, alternating with this one: what the build of Python itself costs
 (docs/performance.md).
 
@@ -779,7 +785,7 @@ def table(results: dict[str, Any]) -> str:
             f"output on {search['output']}): **{search['wall_s']:.2f} s**, of which indexing "
             f"{search['indexing_s']:.2f} s ({search['pages_indexed']:,} pages, "
             f"{search['index_files']:,} files, {search['index_mib']:.1f} MiB); peak PSS "
-            f"{search['peak_pss_mib']:,} MiB. Every other figure here is of builds without it."
+            f"{search['peak_pss_mib']:,} MiB."
         )
     incremental = results.get("incremental")
     if incremental:

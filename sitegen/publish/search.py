@@ -4,14 +4,13 @@ Pagefind is the binary of the `pagefind-bin` wheel (the `search` extra, its vers
 its command line, run over trees of hard links to the site's pages (the pages only: no previous
 index, no work folder), one tree per part of at most PART_PAGES pages in path order. Pagefind's
 memory grows with the number of pages one run indexes, hardly with their size, so parts indexed
-one after another bound it: the first part is the index at /pagefind/, each other a bundle of
-its own in /pagefind/<n>/ that the search page merges into the first (Pagefind's `mergeIndex`;
-their folders listed in /pagefind/parts.json). Pagefind numbers the pages in the order it walks
-them, the file system's listing order (`walk_for_files` in its src/lib.rs, 1.5.2), and orders
-filters by a seeded hash map; `pagefind_format.canonicalise` rewrites what it wrote so that the
-same pages give the same bytes on any machine. Which pages are indexed, and with which filters,
-the pages say (`data-pagefind-body`, `data-pagefind-filter`: templates/_base.html; a run page
-only its title and what was measured, run.html).
+one after another bound it; `pagefind_format.merge_parts` joins them into the one index the
+search page loads, as one run over every page would have made it. Pagefind numbers the pages in
+the order it walks them, the file system's listing order (`walk_for_files` in its src/lib.rs,
+1.5.2), and orders filters by a seeded hash map; `pagefind_format.canonicalise` rewrites the
+index so that the same pages give the same bytes on any machine. Which pages are indexed, and
+with which filters, the pages say (`data-pagefind-body`, `data-pagefind-filter`:
+templates/_base.html; a run page only its title and what was measured, run.html).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.publish.pagefind_format import ENTRY, canonicalise
+from sitegen.publish.pagefind_format import ENTRY, canonicalise, merge_parts
 
 FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
 # What the index leaves out of the pages' text (selectors of templates/*.html): numbers, chart
@@ -53,7 +52,6 @@ EXCLUDED = (
 )
 # Pages per index part: Pagefind holds every page of a part in memory at once (docs/performance.md).
 PART_PAGES = 16_000
-PARTS = "parts.json"  # in FOLDER: the folders of the parts after the first, for search.js
 # Pagefind reads its configuration from these too: never from the environment of the build.
 _CONFIG_FILES = ("pagefind.toml", "pagefind.yml", "pagefind.yaml", "pagefind.json")
 
@@ -98,33 +96,26 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
     started = time.perf_counter()
     found = html_pages(site)
     parts = [found[at : at + PART_PAGES] for at in range(0, len(found), PART_PAGES)] or [[]]
-    outputs = [into, *(into / part_folder(number) for number in range(1, len(parts)))]
+    outputs = [work / f"index-{number}" for number in range(len(parts))]
     try:
         for number, (part, output) in enumerate(zip(parts, outputs, strict=True)):
             pages = work / f"site-{number}"
             link_pages(site, pages, part)
             _run_pagefind(binary, pages, output, work)
             shutil.rmtree(pages, ignore_errors=True)
+        try:
+            merge_parts(outputs, into)
+            canonicalise(into)  # pagefind 1.5.2's bytes follow the folder's listing order
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+            raise SearchError(f"the index pagefind wrote: {error}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    try:
-        for output in outputs:
-            canonicalise(output)  # pagefind 1.5.2's bytes follow the folder's listing order
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-        raise SearchError(f"the index pagefind wrote: {error}") from None
-    others = [part_folder(number) + "/" for number in range(1, len(parts))]
-    (into / PARTS).write_text(json.dumps({"parts": others}) + "\n", encoding="utf-8")
     return SearchIndex(
-        pages=sum(_page_count(output) for output in outputs),
+        pages=_page_count(into),
         files=sum(1 for p in into.rglob("*") if p.is_file()),
         size=sum(p.stat().st_size for p in into.rglob("*") if p.is_file()),
         seconds=time.perf_counter() - started,
     )
-
-
-def part_folder(number: int) -> str:
-    """The folder of the index's part `number` (from 1) in the index's folder."""
-    return str(number)
 
 
 def _run_pagefind(binary: Path, pages: Path, output: Path, work: Path) -> None:

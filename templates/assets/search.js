@@ -18,14 +18,12 @@
     return term;
   }
 
-  function open(root, parts) {
+  function open(root) {
     var bundle = root.getAttribute("data-bundle");
     var example = root.getAttribute("data-example");
     var ui = new window.PagefindUI({
       element: "#search",
       bundlePath: bundle,
-      // The index's other parts (publish/search.py): one search over them all.
-      mergeIndex: parts.map(function (part) { return { bundlePath: bundle + part }; }),
       baseUrl: root.getAttribute("data-base"),
       showSubResults: true,
       showImages: false,
@@ -54,7 +52,7 @@
     label.hidden = false;
   }
 
-  function load(root, bundle, parts) {
+  function load(root, bundle) {
     var style = document.createElement("link");
     style.rel = "stylesheet";
     style.href = bundle + "pagefind-ui.css";
@@ -63,7 +61,7 @@
     script.onload = function () {
       if (typeof window.PagefindUI === "undefined") return unavailable(root);
       document.head.appendChild(style);
-      open(root, parts);
+      open(root);
     };
     script.onerror = function () { unavailable(root); };
     document.head.appendChild(script);
@@ -73,17 +71,14 @@
     var root = document.getElementById("search");
     if (!root) return;
     var bundle = root.getAttribute("data-bundle");
-    // The list of the index's parts first: a site built without the index says so, and
-    // loads nothing.
-    window.fetch(bundle + "parts.json", { credentials: "same-origin" }).then(
+    // The index's entry first: a site built without the index says so, and loads nothing.
+    window.fetch(bundle + "pagefind-entry.json", { credentials: "same-origin" }).then(
       function (response) {
-        if (!response.ok) return unavailable(root);
-        return response.json().then(function (found) {
-          var parts = found && Array.isArray(found.parts) ? found.parts : [];
-          load(root, bundle, parts.filter(function (part) { return typeof part === "string"; }));
-        });
-      }
-    ).catch(function () { unavailable(root); });
+        if (response.ok) load(root, bundle);
+        else unavailable(root);
+      },
+      function () { unavailable(root); }
+    );
   }
 
   if (document.readyState === "loading") {

@@ -5,6 +5,7 @@ before, and a site built without it."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import re
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import sitegen.pipeline
+import sitegen.publish.pagefind_format
 import sitegen.publish.search
 from sitegen.cli import main
 from sitegen.pipeline import build_site
@@ -23,7 +25,6 @@ from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
 from sitegen.publish.search import (
     EXCLUDED,
     FOLDER,
-    PARTS,
     SearchError,
     html_pages,
     index_search,
@@ -81,17 +82,11 @@ def test_the_filters_are_written_in_order(built: Path) -> None:
     assert [value for value, _ in gpu[1]] == ["NVIDIA A100 SXM4-80GB", "NVIDIA H100 80GB HBM3"]
 
 
-def index_folders(index: Path) -> list[Path]:
-    """The index's parts: its own folder first, then each that parts.json lists."""
-    parts = json.loads((index / PARTS).read_text())["parts"]
-    return [index, *(index / part for part in parts)]
-
-
 def indexed_pages(index: Path) -> dict[str, tuple[str, frozenset[str]]]:
-    """Each page of the index (its parts merged, as the search page merges them), by URL: its
-    Page filter's value and the words it is found by (stemmed, as the index stores them)."""
+    """Each page of the index, by URL: its Page filter's value and the words it is found by
+    (stemmed, as the index stores them)."""
     found: dict[str, tuple[str, frozenset[str]]] = {}
-    for folder in index_folders(index):
+    for folder in [index]:
         (meta_file,) = folder.glob("*.pf_meta")
         meta = read(meta_file)
         urls = []
@@ -154,27 +149,41 @@ def test_the_index_finds_each_kind_of_page_it_found_before(built: Path) -> None:
     assert {"crossentropi", "huggingfac", "forward", "a100", "fp32", "vocab131072"} <= run_words
 
 
-def test_an_index_in_parts_finds_what_one_index_finds(
+def test_an_index_made_in_parts_is_the_index_made_at_once(
     built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Pages in path order, PART_PAGES to a part: each part a bundle of its own, listed for
-    the search page, together the same pages, words and filters as one index."""
+    """Pages in path order, PART_PAGES to a Pagefind run, the runs' indexes merged: the same
+    pages with the same word counts and fragments, the same words and filters as one run over
+    them all; only the chunks the word index is cut into differ."""
     monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", 20)
+    runs = []
+    run = sitegen.publish.search._run_pagefind
+
+    def counted(binary: Path, pages: Path, output: Path, work: Path) -> None:
+        runs.append(len(list(pages.rglob("*.html"))))
+        run(binary, pages, output, work)
+
+    monkeypatch.setattr(sitegen.publish.search, "_run_pagefind", counted)
     out = tmp_path / "public"
-    assert build_site(SITE_CONTENT, out, search=True).search.pages == INDEXED  # type: ignore[union-attr]
-    # 61 HTML files: lists, search/ and 404.html among them, which say they are not indexed.
-    assert json.loads((out / FOLDER / PARTS).read_text()) == {"parts": ["1/", "2/", "3/"]}
-    counts = [
-        json.loads((folder / "pagefind-entry.json").read_text())["languages"]["en"]["page_count"]
-        for folder in index_folders(out / FOLDER)
-    ]
-    assert len(counts) == 4 and all(0 < count <= 20 for count in counts[:3])
-    assert sum(counts) == INDEXED
-    assert indexed_pages(out / FOLDER) == indexed_pages(built / FOLDER)
-    assert json.loads((built / FOLDER / PARTS).read_text()) == {"parts": []}
+    result = build_site(SITE_CONTENT, out, search=True)
+    assert result.search is not None and result.search.pages == INDEXED
+    assert runs == [20, 20, 20, 1]  # 61 HTML files, lists, search/ and 404.html not indexed
+    # Its word index fits one chunk, as Pagefind's own did: the very same bytes.
+    assert index_of(out) == index_of(built)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", 100)
+    chunked = tmp_path / "chunked"
+    build_site(SITE_CONTENT, chunked, search=True)
+    assert len(list((chunked / FOLDER / "index").iterdir())) > 10
+    assert indexed_pages(chunked / FOLDER) == indexed_pages(built / FOLDER)
+    (merged,), (whole,) = (chunked / FOLDER).glob("*.pf_meta"), (built / FOLDER).glob("*.pf_meta")
+    merged_meta, whole_meta = read(merged), read(whole)
+    assert merged_meta[1] == whole_meta[1]  # pages by URL: fragment, word count
+    assert merged_meta[3:] == whole_meta[3:]  # filters (their files named by content), fields
+    chunks = merged_meta[2]  # each word in one chunk, the chunks in word order
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(chunks))
     again = tmp_path / "again"
     build_site(SITE_CONTENT, again, search=True)
-    assert index_of(again) == index_of(out)  # the same pages, the same parts, the same bytes
+    assert index_of(again) == index_of(chunked)  # the same pages, the same bytes
 
 
 def linking_in(order: str) -> object:
