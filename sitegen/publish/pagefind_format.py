@@ -33,8 +33,9 @@ ENTRY = "pagefind-entry.json"
 # A metadata file is [version, pages, index chunks, filters, sorts, meta fields]: a page is
 # [fragment hash, word count], in page-number order; a chunk [first word, last word, hash]; a
 # filter [name, hash]. An index chunk is [[[word, [[page delta, locations, meta locations]...],
-# extra]...]] with each word's pages in ascending order, each the difference from the one before
-# it; a filter file is [name, [[value, [page numbers, ascending]]...]].
+# [[variant, pages]...]]...]] with each word's (and variant's: a form with diacritics indexed
+# under the word without) pages in ascending order, each the difference from the one before it;
+# a filter file is [name, [[value, [page numbers, ascending]]...]].
 _PAGES, _CHUNKS, _FILTERS, _SORTS, _FIELDS = 1, 2, 3, 4, 5
 
 
@@ -169,9 +170,10 @@ def _merged_meta(metas: list[tuple[Path, Any]], into: Path, name: str) -> list[A
     chunks: list[list[Any]] = []
     chunk: list[list[Any]] = []
     held = 0
-    for word, pages in _joined(streams):
-        chunk.append([word, _deltas(pages), []])
-        held += len(pages)
+    for word, pages, variants in _joined(streams):
+        forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
+        chunk.append([word, _deltas(pages), forms])
+        held += len(pages) + sum(len(found) for found in variants.values())
         if held >= CHUNK_ENTRIES:
             chunks.append(_chunk_written(into, f"{name}_{len(chunks)}", chunk))
             chunk, held = [], 0
@@ -197,34 +199,46 @@ def _merged_meta(metas: list[tuple[Path, Any]], into: Path, name: str) -> list[A
 
 
 def _words(folder: Path, chunks: list[Any], offset: int) -> Any:
-    """A part's words in order, each with its pages as (absolute page number + offset, the
-    rest of its entry); each chunk read when reached, and removed."""
+    """A part's words in order: each with its pages and its variants' (the forms with
+    diacritics that index under it: `ağaç` under `agac`), pages as [absolute page number +
+    offset, the rest of the entry]; each chunk read when reached, and removed."""
     for chunk in chunks:
         path = folder / "index" / f"{chunk[2]}.pf_index"
         for word in read(path)[0]:
-            if word[2]:
-                raise IndexFormatError(f"{path.name}: {word[0]!r} has extra data: not merged")
-            page, pages = offset, []
-            for entry in word[1]:
-                page += entry[0]
-                pages.append([page, *entry[1:]])
-            yield word[0], pages
+            variants = {form: _absolute(pages, offset) for form, pages in word[2]}
+            yield word[0], _absolute(word[1], offset), variants
         path.unlink()
 
 
+def _absolute(pages: list[list[Any]], offset: int) -> list[list[Any]]:
+    page, found = offset, []
+    for entry in pages:
+        page += entry[0]
+        found.append([page, *entry[1:]])
+    return found
+
+
 def _joined(streams: list[Any]) -> Any:
-    """The words of several parts' streams in order, a word's pages from each part joined."""
+    """The words of several parts' streams in order, a word's pages (and each variant's)
+    from each part joined."""
     for word, found in itertools.groupby(heapq.merge(*streams, key=_word), key=_word):
-        pages = [page for _, part_pages in found for page in part_pages]
-        pages.sort(key=_first)
-        yield word, pages
+        pages: list[list[Any]] = []
+        variants: dict[str, list[list[Any]]] = {}
+        for _, part_pages, part_variants in found:
+            pages += part_pages
+            for form, form_pages in part_variants.items():
+                variants.setdefault(form, []).extend(form_pages)
+        yield word, pages, variants
 
 
-def _word(item: tuple[str, Any]) -> str:
+def _word(item: tuple[str, Any, Any]) -> str:
     return item[0]
 
 
 def _deltas(pages: list[list[Any]]) -> list[list[Any]]:
+    """Pages as the index stores them: ascending, each page number the difference from the
+    one before it."""
+    pages.sort(key=_first)
     before = 0
     for page in pages:
         page[0], before = page[0] - before, page[0]
@@ -256,8 +270,15 @@ def _url(index: Path, fragment_hash: str) -> str:
 
 
 def _renumbered_word(word: list[Any], number: list[int]) -> list[Any]:
-    """A word's entry with its pages renumbered (in place): absolute, mapped, sorted, deltas."""
-    pages = word[1]
+    """A word's entry with its pages, and each variant's, renumbered (in place)."""
+    _renumbered(word[1], number)
+    for variant in word[2]:
+        _renumbered(variant[1], number)
+    return word
+
+
+def _renumbered(pages: list[list[Any]], number: list[int]) -> None:
+    """Delta-coded pages renumbered in place: absolute, mapped, sorted, deltas again."""
     total = 0
     for page in pages:
         total += page[0]
@@ -266,7 +287,6 @@ def _renumbered_word(word: list[Any], number: list[int]) -> list[Any]:
     before = 0
     for page in pages:
         page[0], before = page[0] - before, page[0]
-    return word
 
 
 def _first(item: list[Any]) -> int:

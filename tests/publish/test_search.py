@@ -186,6 +186,52 @@ def test_an_index_made_in_parts_is_the_index_made_at_once(
     assert index_of(again) == index_of(chunked)  # the same pages, the same bytes
 
 
+def word_pages(index: Path) -> dict[tuple[str, str], set[str]]:
+    """(word, form) → the URLs of its pages: form "" for the word's own pages, else a variant
+    (a form with diacritics, indexed under the word without them)."""
+    (meta_file,) = index.glob("*.pf_meta")
+    meta = read(meta_file)
+    urls = []
+    for fragment, _ in meta[1]:
+        data = gzip.decompress((index / "fragment" / f"{fragment}.pf_fragment").read_bytes())
+        urls.append(json.loads(data[len(SIGNATURE) :])["url"])
+    found: dict[tuple[str, str], set[str]] = {}
+    for chunk in meta[2]:
+        for word, pages, variants in read(index / "index" / f"{chunk[2]}.pf_index")[0]:
+            for form, listed in [("", pages), *variants]:
+                page = 0
+                for delta, *_ in listed:
+                    page += delta
+                    found.setdefault((word, form), set()).add(urls[page])
+    return found
+
+
+def test_words_with_diacritics_keep_their_pages_through_parts_and_renumbering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pagefind files `ağaç` under `agac` as a variant with pages of its own: renumbered by
+    URL and merged from parts like a word's."""
+    binary = pagefind_binary()
+    assert binary is not None
+    site = tmp_path / "site"
+    texts = {"d": "ağaç tree", "c": "agac plain", "b": "ağaç forest", "a": "plain"}
+    for name, text in texts.items():
+        (site / name).mkdir(parents=True)
+        (site / name / "index.html").write_text(
+            f'<html lang="en"><body><main data-pagefind-body><p>{text}</p></main></body></html>'
+        )
+    indexes = []
+    for part_pages in (100, 1):
+        monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", part_pages)
+        into = tmp_path / f"index-{part_pages}"
+        index_search(site, into, tmp_path / "work", binary)
+        indexes.append(word_pages(into))
+    assert indexes[0] == indexes[1]
+    assert indexes[0][("agac", "ağaç")] == {"/b/", "/d/"}
+    assert indexes[0][("agac", "")] == {"/c/"}
+    assert indexes[0][("plain", "")] == {"/a/", "/c/"}
+
+
 def linking_in(order: str) -> object:
     """`link_pages`, making the links in path order or its reverse: on tmpfs a folder lists
     its entries in the order they were made, so Pagefind walks the pages in that order (as ext4
