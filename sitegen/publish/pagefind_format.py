@@ -148,7 +148,8 @@ def merge_parts(parts: list[Path], into: Path) -> None:
             "wasm": wasm,
             "page_count": len(meta[_PAGES]),
         }
-    (into / ENTRY).write_text(json.dumps(merged, separators=(",", ":")), encoding="utf-8")
+    text = json.dumps(merged, separators=(",", ":"), ensure_ascii=False)  # as Pagefind writes it
+    (into / ENTRY).write_text(text, encoding="utf-8")
 
 
 def _merged_meta(metas: list[tuple[Path, Any]], into: Path, name: str) -> list[Any]:

@@ -104,7 +104,10 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
             _run_pagefind(binary, pages, output, work)
             shutil.rmtree(pages, ignore_errors=True)
         try:
-            merge_parts(outputs, into)
+            if len(outputs) == 1:
+                outputs[0].rename(into)  # nothing to merge: Pagefind's own index
+            else:
+                merge_parts(outputs, into)
             canonicalise(into)  # pagefind 1.5.2's bytes follow the folder's listing order
         except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
             raise SearchError(f"the index pagefind wrote: {error}") from None
