@@ -39,9 +39,12 @@ from sitegen.content.loaded import LoadedResource  # noqa: E402
 from sitegen.model.digest import canonical_json, digest, identity_document  # noqa: E402
 from sitegen.model.resources import KINDS  # noqa: E402
 
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 SEED = 20260101
-CONTENT = REPOSITORY / "content"
+# The Liger part of the real catalog: its runs are the rows each variant copies, and it holds
+# every resource they reference (the kernelindex.dev part has record histories that name its
+# own runs, which a scaled catalog would not carry).
+CONTENT = REPOSITORY / "content" / "liger"
 OUT = REPOSITORY / "bench" / "out"
 STAMP = ".generated"
 
@@ -95,9 +98,9 @@ class Base:
         self.paths: dict[str, str] = {}  # digest → site path, for the Hugo pages' links
         for entry in self.entries:
             if entry.kind != "BenchmarkRun":
-                relative = entry.path.split("/", 1)[1]
-                self.files[relative] = (CONTENT / relative).read_bytes()
-                self.add(entry.digest, entry.resource.document_json())
+                document = entry.resource.document_json()
+                self.files[loose_path(entry)] = dump(document)
+                self.add(entry.digest, document)
         self.environments = sorted(
             (e for e in self.entries if e.kind == "ExecutionEnvironment"), key=lambda e: e.name
         )
@@ -163,7 +166,7 @@ class Base:
         new = resource_digest(document)
         if new not in self.by_digest:
             self.add(new, document)
-            folder = entry.path.split("/", 1)[1].rsplit("/", 1)[0]
+            folder = loose_path(entry).rsplit("/", 1)[0]
             self.files[f"{folder}/{document['metadata']['name']}.json"] = dump(document)
         self.workloads[key] = (new, suffix)
         return self.workloads[key]
@@ -204,6 +207,17 @@ class Base:
                 self.implementation(spec["implementationDigest"], REVISIONS[revision])
 
 
+def loose_path(entry: LoadedResource) -> str:
+    """Where a resource is written in the scaled catalog: its own file's path under CONTENT,
+    or for a line of a bulk file (`runs/x/history.jsonl.zst:12`), a file of its own
+    (`runs/x/history/12.json`)."""
+    relative = entry.path.split("/", 1)[1]
+    if ":" not in relative:
+        return relative
+    file, line = relative.rsplit(":", 1)
+    return f"{file.split('.jsonl', 1)[0]}/{line}.json"
+
+
 def _real_speed(name: str) -> float:
     for fragment, speed in REAL_SPEED.items():
         if fragment in name:
@@ -237,9 +251,10 @@ def variant_run(variant: int, index: int) -> tuple[str, bytes, dict[str, Any]]:
     assert _BASE is not None
     base = _BASE
     entry = base.runs[index]
-    relative = entry.path.split("/", 1)[1]
+    relative = loose_path(entry)
     if variant == 0:
-        return relative, (CONTENT / relative).read_bytes(), entry.resource.document_json()
+        document = entry.resource.document_json()
+        return relative, dump(document), document
     rng = random.Random(f"{SEED}:{variant}:{entry.digest}")
     document = copy.deepcopy(entry.resource.document_json())
     spec, metadata = document["spec"], document["metadata"]

@@ -1,7 +1,7 @@
 """sitegen against Hugo on synthetic catalogs, the real catalog cold, and a one-file rebuild.
 
     .venv/bin/python bench/run.py [--sizes 1k,10k,100k] [--repeat 3] [--with-1m] [--no-hugo]
-                                  [--against OTHER_CHECKOUT]
+                                  [--no-search-sizes] [--against OTHER_CHECKOUT]
                                   [--python OTHER_VENV/bin/python] [--disk] [--update-docs]
 
 For each size N: the catalog of N runs and its Hugo twin come from `bench/generate.py` (cached
@@ -12,9 +12,15 @@ so that both tools are timed without this machine's disk, where what creating a 
 depends on what was deleted before (`Place`); `--disk` writes them on disk (bench/out/builds/),
 as a size too big for tmpfs (1M) is anyway. Reported per tool: the median wall time, runs/s and
 pages/s at that median, peak RSS and CPU time, output files and bytes per page; and
-sitegen/Hugo, the ratio of the medians. Then the real catalog (`content/`) is built cold, on
-disk and on tmpfs, and at the largest size up to 100k one run file is edited and rebuilt, by
-`sitegen build --incremental` and by `sitegen serve`. With `--python`, another interpreter
+sitegen/Hugo, the ratio of the medians. Two pairs are timed: `sitegen build --no-search` against
+bare Hugo, and sitegen's default build (its Pagefind index included) against Hugo followed by
+`pagefind --site` over Hugo's output (the same Pagefind binary, every page indexed as Pagefind
+does by default); `--no-search-sizes` leaves the second pair out. With `--against`, the other
+checkout builds with the same flags as this one in both pairs.
+
+Then the real catalog (`content/`) is built cold, on disk and on tmpfs, and at the largest size
+up to 100k one run file is edited and rebuilt, by `sitegen build --incremental` and by
+`sitegen serve`. With `--python`, another interpreter
 builds the real catalog too, alternating with this one: what the build of Python itself costs
 (docs/performance.md).
 
@@ -44,6 +50,7 @@ import os
 import platform
 import re
 import resource
+import shlex
 import shutil
 import signal
 import statistics
@@ -256,8 +263,9 @@ def place_for(n: int, disk: bool) -> Place:
     return tmpfs_place()
 
 
-# This checkout's builds make no search index: what is compared is the site's build (Hugo makes
-# none, and an earlier checkout has no such stage); `bench_search` measures it apart.
+# A build without its search index is compared with bare Hugo; the default build, with its
+# index, with Hugo followed by `pagefind --site`. Another checkout (`--against`) is built with
+# the same flags as this one, so that each ratio compares the same work.
 NO_SEARCH = ("--no-search",)
 
 
@@ -266,11 +274,25 @@ def sitegen_command(
     out: Path,
     *extra: str,
     python: str = sys.executable,
-    this_checkout: bool = True,
     search: bool = False,
 ) -> list[str]:
-    flags = NO_SEARCH if this_checkout and not search else ()
+    flags = () if search else NO_SEARCH
     return [python, "-m", "sitegen", "build", str(content), "--out", str(out), *flags, *extra]
+
+
+def pagefind_binary() -> str:
+    """The binary of the `pagefind-bin` wheel sitegen indexes with: Hugo's pages are indexed by
+    the same Pagefind."""
+    from pagefind_bin import get_executable
+
+    return str(get_executable())
+
+
+def hugo_then_pagefind(hugo: list[str], out: Path) -> list[str]:
+    """Hugo's build, then Pagefind over all of its pages as they are (no selectors): the
+    pipeline a Hugo site with Pagefind search runs. One shell, so one process tree is timed."""
+    index = [pagefind_binary(), "--site", str(out), "--silent"]
+    return ["sh", "-c", f"{shlex.join(hugo)} && {shlex.join(index)}"]
 
 
 def against_env(checkout: Path) -> dict[str, str]:
@@ -295,7 +317,7 @@ def warm(checkout: Path) -> None:
     BUILDS.mkdir(parents=True, exist_ok=True)
     content = REPOSITORY / "tests" / "fixtures" / "site" / "content"
     subprocess.run(
-        sitegen_command(content, out, python=against_python(checkout), this_checkout=False),
+        sitegen_command(content, out, python=against_python(checkout)),
         env=against_env(checkout),
         cwd=checkout,
         check=True,
@@ -324,26 +346,38 @@ def summarise(samples: list[dict[str, Any]], runs: int, stats: dict[str, int]) -
 
 
 def bench_size(
-    n: int, repeat: int, with_hugo: bool, place: Place, against: Path | None = None
+    n: int,
+    repeat: int,
+    with_hugo: bool,
+    place: Place,
+    against: Path | None = None,
+    search: bool = False,
 ) -> dict[str, Any]:
+    """Each tool's cold build of n runs, `repeat` times, alternating their order. With `search`,
+    also sitegen's default build (its search index) and Hugo followed by Pagefind."""
     content, hugo_site = catalog(n)
     tools = {"sitegen": lambda out: sitegen_command(content, out)}
     envs: dict[str, dict[str, str]] = {}
+    if search:
+        tools["sitegen-search"] = lambda out: sitegen_command(content, out, search=True)
     if against is not None:
-        tools["against"] = lambda out: sitegen_command(
-            content, out, python=against_python(against), this_checkout=False
-        )
+        other = against_python(against)
+        tools["against"] = lambda out: sitegen_command(content, out, python=other)
         envs["against"] = against_env(against)
+        if search:
+            tools["against-search"] = lambda out: sitegen_command(
+                content, out, python=other, search=True
+            )
+            envs["against-search"] = envs["against"]
     if with_hugo:
         binary = hugo_binary()
-        tools["hugo"] = lambda out: [
-            binary,
-            "--quiet",
-            "--source",
-            str(hugo_site),
-            "--destination",
-            str(out),
-        ]
+
+        def hugo(out: Path) -> list[str]:
+            return [binary, "--quiet", "--source", str(hugo_site), "--destination", str(out)]
+
+        tools["hugo"] = hugo
+        if search:
+            tools["hugo-pagefind"] = lambda out: hugo_then_pagefind(hugo(out), out)
     samples: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
     stats: dict[str, dict[str, int]] = {}
     for number in range(repeat):
@@ -359,12 +393,14 @@ def bench_size(
             place.clear(out)
     result: dict[str, Any] = {"output": place.name}
     result.update((tool, summarise(samples[tool], n, stats[tool])) for tool in tools)
-    if with_hugo:
-        result["ratio"] = round(result["sitegen"]["wall_s"] / result["hugo"]["wall_s"], 3)
-    if against is not None:
-        result["against_ratio"] = round(
-            result["sitegen"]["wall_s"] / result["against"]["wall_s"], 3
-        )
+    for name, ours, theirs in (
+        ("ratio", "sitegen", "hugo"),
+        ("search_ratio", "sitegen-search", "hugo-pagefind"),
+        ("against_ratio", "sitegen", "against"),
+        ("against_search_ratio", "sitegen-search", "against-search"),
+    ):
+        if ours in result and theirs in result:
+            result[name] = round(result[ours]["wall_s"] / result[theirs]["wall_s"], 3)
     return result
 
 
@@ -403,10 +439,7 @@ def bench_real(
             for python, found, env in builds:
                 tmpfs.clear(in_memory)
                 os.sync()  # the disk build's and the floor's writes flushed first, not during it
-                ours = found is not old
-                command = sitegen_command(
-                    REPOSITORY / "content", in_memory, python=python, this_checkout=ours
-                )
+                command = sitegen_command(REPOSITORY / "content", in_memory, python=python)
                 found.append(measure(command, env))
             tmpfs.clear(in_memory)
     DISK.clear(out)
@@ -681,6 +714,31 @@ def table(results: dict[str, Any]) -> str:
             f"{s['peak_pss_mib']:,} MiB ({s['peak_rss_mib']:,} MiB) | {s['files']:,} | "
             f"{s['bytes_per_page']:,} | {hugo} |"
         )
+    searched = [(label, row) for label, row in results["sizes"].items() if "sitegen-search" in row]
+    if searched:
+        lines += [
+            "",
+            "| runs | sitegen (search) | peak PSS | Hugo, then Pagefind | peak PSS | ratio "
+            "| sitegen --no-search / Hugo |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+    for label, row in searched:
+        s, h = row["sitegen-search"], row.get("hugo-pagefind")
+        hugo = f"{h['wall_s']:.2f} s | {h['peak_pss_mib']:,} MiB | **{row['search_ratio']:.2f}**"
+        plain = f"**{row['ratio']:.2f}**" if "ratio" in row else "—"
+        lines.append(
+            f"| {label} | {s['wall_s']:.2f} s | {s['peak_pss_mib']:,} MiB | "
+            + (hugo if h else "— | — | —")
+            + f" | {plain} |"
+        )
+    against += [
+        f"{label} with search: {row['sitegen-search']['wall_s']:.2f} s against "
+        f"{row['against-search']['wall_s']:.2f} s, **{row['against_search_ratio']:.2f}** (peak "
+        f"PSS {row['sitegen-search']['peak_pss_mib']:,} MiB against "
+        f"{row['against-search']['peak_pss_mib']:,} MiB)"
+        for label, row in searched
+        if "against-search" in row
+    ]
     real = results.get("real")
     extra = []
     if real:
@@ -727,7 +785,7 @@ def table(results: dict[str, Any]) -> str:
             f"output on {search['output']}): **{search['wall_s']:.2f} s**, of which indexing "
             f"{search['indexing_s']:.2f} s ({search['pages_indexed']:,} pages, "
             f"{search['index_files']:,} files, {search['index_mib']:.1f} MiB); peak PSS "
-            f"{search['peak_pss_mib']:,} MiB. Every other figure here is of builds without it."
+            f"{search['peak_pss_mib']:,} MiB."
         )
     incremental = results.get("incremental")
     if incremental:
@@ -779,7 +837,9 @@ def run_all(args: argparse.Namespace, sizes: list[int], results: dict[str, Any])
         print(f"{n:,} runs, output on {place.name}", flush=True)
         results["sizes"][_label(n)] = {
             "runs": n,
-            **bench_size(n, args.repeat, not args.no_hugo, place, args.against),
+            **bench_size(
+                n, args.repeat, not args.no_hugo, place, args.against, not args.no_search_sizes
+            ),
         }
     if args.with_1m:
         if not sizes:
@@ -809,6 +869,12 @@ def main() -> None:
     parser.add_argument("--with-1m", action="store_true", help="add 1M runs (sitegen only)")
     parser.add_argument("--no-hugo", action="store_true")
     parser.add_argument("--no-real", action="store_true")
+    parser.add_argument(
+        "--no-search-sizes",
+        action="store_true",
+        help="at each size, only the builds without a search index (sitegen --no-search, bare "
+        "Hugo): not sitegen's default build nor Hugo then Pagefind",
+    )
     parser.add_argument("--no-incremental", action="store_true")
     parser.add_argument(
         "--disk",

@@ -29,6 +29,7 @@ from urllib.request import urlopen
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
 
+import sitegen.publish.search
 from sitegen.pipeline import build_site, manifest_of_content
 from sitegen.publish.compare import Baseline
 from sitegen.publish.deploy import Deployment
@@ -81,6 +82,16 @@ def bare_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The fixture site built without a search index."""
     out = tmp_path_factory.mktemp("bare") / "public"
     assert build_site(FIXTURES / "site" / "content", out).out_dir is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
+def parted_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture site with its search index made in parts of 10 pages, merged."""
+    out = tmp_path_factory.mktemp("parted") / "public"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sitegen.publish.search, "PART_PAGES", 10)
+        assert build_site(FIXTURES / "site" / "content", out, search=True).search is not None
     yield from _serve(out)
 
 
@@ -413,9 +424,13 @@ def test_a_search_for_rmsnorm_h100_bf16_finds_the_rmsnorm_h100_chart(
     assert problems == []
 
 
+@pytest.mark.parametrize("site", ["base_url", "parted_url"])
 def test_search_filters_by_kernel_gpu_pass_and_implementation(
-    browser: Browser, base_url: str
+    browser: Browser, site: str, request: pytest.FixtureRequest
 ) -> None:
+    """On an index made at once and on one made in parts and merged: the same filters, the
+    same results."""
+    base_url = request.getfixturevalue(site)
     problems: list[str] = []
     page = search(browser, f"{base_url}/search/?q=layernorm", problems)
     # Pagefind UI draws the filter groups as their chunks arrive, after the first results

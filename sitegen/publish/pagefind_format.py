@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import heapq
 import html
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -31,9 +33,10 @@ ENTRY = "pagefind-entry.json"
 # A metadata file is [version, pages, index chunks, filters, sorts, meta fields]: a page is
 # [fragment hash, word count], in page-number order; a chunk [first word, last word, hash]; a
 # filter [name, hash]. An index chunk is [[[word, [[page delta, locations, meta locations]...],
-# extra]...]] with each word's pages in ascending order, each the difference from the one before
-# it; a filter file is [name, [[value, [page numbers, ascending]]...]].
-_PAGES, _CHUNKS, _FILTERS, _SORTS = 1, 2, 3, 4
+# [[variant, pages]...]]...]] with each word's (and variant's: a form with diacritics indexed
+# under the word without) pages in ascending order, each the difference from the one before it;
+# a filter file is [name, [[value, [page numbers, ascending]]...]].
+_PAGES, _CHUNKS, _FILTERS, _SORTS, _FIELDS = 1, 2, 3, 4, 5
 
 
 class IndexFormatError(ValueError):
@@ -95,6 +98,160 @@ def canonicalise(index: Path) -> None:
     entry_path.write_text(text, encoding="utf-8")
 
 
+# Page entries per index chunk the merge writes: chunks of ~25 KB compressed, as Pagefind's own
+# are on the real catalog (its median chunk holds ~12,000).
+CHUNK_ENTRIES = 12_000
+
+
+def merge_parts(parts: list[Path], into: Path) -> None:
+    """Merge the indexes Pagefind wrote into the folders `parts` (each of other pages) into one
+    index in the folder `into`, which does not exist yet: the pages of all, each word's pages
+    and each filter value's pages joined, as one run of Pagefind over all the pages would have
+    indexed them (its words, word counts, fragments and filters; chunked by CHUNK_ENTRIES).
+    The parts are consumed. `canonicalise` then numbers the pages by URL and names the files."""
+    entries = [json.loads((part / ENTRY).read_text(encoding="utf-8")) for part in parts]
+    for entry in entries:
+        if entry.get("version") != PAGEFIND_VERSION:
+            raise IndexFormatError(
+                f"{ENTRY} is of pagefind {entry.get('version')!r}: sitegen merges the index of "
+                f"pagefind {PAGEFIND_VERSION} only"
+            )
+    parts[0].rename(into)  # its interface, its wasm files and its fragments, moved whole
+    (into / ENTRY).unlink()
+    (into / "fragment").mkdir(exist_ok=True)
+    for part in parts[1:]:
+        for fragment in sorted((part / "fragment").glob("*.pf_fragment")):
+            fragment.replace(into / "fragment" / fragment.name)
+        for wasm in sorted(part.glob("wasm.*.pagefind")):
+            if not (into / wasm.name).exists():
+                wasm.replace(into / wasm.name)
+    merged = {**entries[0], "languages": {}}
+    languages = sorted({language for entry in entries for language in entry["languages"]})
+    folders = [into, *parts[1:]]
+    for language in languages:
+        held = [
+            (folder, entry["languages"][language])
+            for folder, entry in zip(folders, entries, strict=True)
+            if language in entry["languages"]
+        ]
+        metas = []
+        for folder, details in held:
+            meta_path = folder / f"pagefind.{details['hash']}.pf_meta"
+            metas.append((folder, read(meta_path)))
+            meta_path.unlink()
+        name = f"{language}_merged"
+        meta = _merged_meta(metas, into, name)
+        _write(into / f"pagefind.{name}.pf_meta", encode(meta))
+        wasm = held[0][1]["wasm"]
+        merged["languages"][language] = {
+            "hash": name,
+            "wasm": wasm,
+            "page_count": len(meta[_PAGES]),
+        }
+    text = json.dumps(merged, separators=(",", ":"), ensure_ascii=False)  # as Pagefind writes it
+    (into / ENTRY).write_text(text, encoding="utf-8")
+
+
+def _merged_meta(metas: list[tuple[Path, Any]], into: Path, name: str) -> list[Any]:
+    """One language's metadata of the parts `metas`, their chunks and filters merged into
+    `into` (named `name_<n>`, renamed by `canonicalise`), each part's pages after the last's."""
+    offsets, total = [], 0
+    for _, meta in metas:
+        if meta[_SORTS]:
+            raise IndexFormatError("the index has sorts (data-pagefind-sort): not merged")
+        offsets.append(total)
+        total += len(meta[_PAGES])
+    fields: list[str] = []
+    for _, meta in metas:
+        fields.extend(field for field in meta[_FIELDS] if field not in fields)
+    streams = [
+        _words(folder, meta[_CHUNKS], offset)
+        for (folder, meta), offset in zip(metas, offsets, strict=True)
+    ]
+    chunks: list[list[Any]] = []
+    chunk: list[list[Any]] = []
+    held = 0
+    for word, pages, variants in _joined(streams):
+        forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
+        chunk.append([word, _deltas(pages), forms])
+        held += len(pages) + sum(len(found) for found in variants.values())
+        if held >= CHUNK_ENTRIES:
+            chunks.append(_chunk_written(into, f"{name}_{len(chunks)}", chunk))
+            chunk, held = [], 0
+    if chunk:
+        chunks.append(_chunk_written(into, f"{name}_{len(chunks)}", chunk))
+    values: dict[str, dict[str, list[int]]] = {}
+    for (folder, meta), offset in zip(metas, offsets, strict=True):
+        for filter_name, filter_hash in meta[_FILTERS]:
+            path = folder / "filter" / f"{filter_hash}.pf_filter"
+            for value, pages in read(path)[1]:
+                values.setdefault(filter_name, {}).setdefault(value, []).extend(
+                    page + offset for page in pages
+                )
+            path.unlink()
+    filters = []
+    (into / "filter").mkdir(exist_ok=True)
+    for number, (filter_name, found) in enumerate(sorted(values.items())):
+        body = encode([filter_name, [[value, pages] for value, pages in found.items()]])
+        _write(into / "filter" / f"{name}_{number}.pf_filter", body)
+        filters.append([filter_name, f"{name}_{number}"])
+    pages = [page for _, meta in metas for page in meta[_PAGES]]
+    return [metas[0][1][0], pages, chunks, filters, [], fields]
+
+
+def _words(folder: Path, chunks: list[Any], offset: int) -> Any:
+    """A part's words in order: each with its pages and its variants' (the forms with
+    diacritics that index under it: `ağaç` under `agac`), pages as [absolute page number +
+    offset, the rest of the entry]; each chunk read when reached, and removed."""
+    for chunk in chunks:
+        path = folder / "index" / f"{chunk[2]}.pf_index"
+        for word in read(path)[0]:
+            variants = {form: _absolute(pages, offset) for form, pages in word[2]}
+            yield word[0], _absolute(word[1], offset), variants
+        path.unlink()
+
+
+def _absolute(pages: list[list[Any]], offset: int) -> list[list[Any]]:
+    page, found = offset, []
+    for entry in pages:
+        page += entry[0]
+        found.append([page, *entry[1:]])
+    return found
+
+
+def _joined(streams: list[Any]) -> Any:
+    """The words of several parts' streams in order, a word's pages (and each variant's)
+    from each part joined."""
+    for word, found in itertools.groupby(heapq.merge(*streams, key=_word), key=_word):
+        pages: list[list[Any]] = []
+        variants: dict[str, list[list[Any]]] = {}
+        for _, part_pages, part_variants in found:
+            pages += part_pages
+            for form, form_pages in part_variants.items():
+                variants.setdefault(form, []).extend(form_pages)
+        yield word, pages, variants
+
+
+def _word(item: tuple[str, Any, Any]) -> str:
+    return item[0]
+
+
+def _deltas(pages: list[list[Any]]) -> list[list[Any]]:
+    """Pages as the index stores them: ascending, each page number the difference from the
+    one before it."""
+    pages.sort(key=_first)
+    before = 0
+    for page in pages:
+        page[0], before = page[0] - before, page[0]
+    return pages
+
+
+def _chunk_written(into: Path, name: str, words: list[list[Any]]) -> list[Any]:
+    (into / "index").mkdir(exist_ok=True)
+    _write(into / "index" / f"{name}.pf_index", encode([words]))
+    return [words[0][0], words[-1][0], name]
+
+
 def filter_value_html(value: str) -> str:
     """A filter value as Pagefind's interface needs it: HTML. The indexer stores a value as the
     text of its element (entities decoded) and the interface puts it into the filter list as
@@ -114,8 +271,15 @@ def _url(index: Path, fragment_hash: str) -> str:
 
 
 def _renumbered_word(word: list[Any], number: list[int]) -> list[Any]:
-    """A word's entry with its pages renumbered (in place): absolute, mapped, sorted, deltas."""
-    pages = word[1]
+    """A word's entry with its pages, and each variant's, renumbered (in place)."""
+    _renumbered(word[1], number)
+    for variant in word[2]:
+        _renumbered(variant[1], number)
+    return word
+
+
+def _renumbered(pages: list[list[Any]], number: list[int]) -> None:
+    """Delta-coded pages renumbered in place: absolute, mapped, sorted, deltas again."""
     total = 0
     for page in pages:
         total += page[0]
@@ -124,7 +288,6 @@ def _renumbered_word(word: list[Any], number: list[int]) -> list[Any]:
     before = 0
     for page in pages:
         page[0], before = page[0] - before, page[0]
-    return word
 
 
 def _first(item: list[Any]) -> int:

@@ -1,12 +1,16 @@
 """The search index: Pagefind's, made from the built pages before they are published.
 
 Pagefind is the binary of the `pagefind-bin` wheel (the `search` extra, its version pinned):
-its command line, run once over a tree of hard links to the site's pages (the pages only: no
-previous index, no work folder). Pagefind numbers the pages in the order it walks them, the file
-system's listing order (`walk_for_files` in its src/lib.rs, 1.5.2), and orders filters by a
-seeded hash map; `pagefind_format.canonicalise` rewrites what it wrote so that the same pages
-give the same bytes on any machine. Which pages are indexed, and with which filters, the pages
-say (`data-pagefind-body`, `data-pagefind-filter`: templates/_base.html).
+its command line, run over trees of hard links to the site's pages (the pages only: no previous
+index, no work folder), one tree per part of at most PART_PAGES pages in path order. Pagefind's
+memory grows with the number of pages one run indexes, hardly with their size, so parts indexed
+one after another bound it; `pagefind_format.merge_parts` joins them into the one index the
+search page loads, as one run over every page would have made it. Pagefind numbers the pages in
+the order it walks them, the file system's listing order (`walk_for_files` in its src/lib.rs,
+1.5.2), and orders filters by a seeded hash map; `pagefind_format.canonicalise` rewrites the
+index so that the same pages give the same bytes on any machine. Which pages are indexed, and
+with which filters, the pages say (`data-pagefind-body`, `data-pagefind-filter`:
+templates/_base.html; a run page only its title and what was measured, run.html).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.publish.pagefind_format import ENTRY, canonicalise
+from sitegen.publish.pagefind_format import ENTRY, canonicalise, merge_parts
 
 FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
 # What the index leaves out of the pages' text (selectors of templates/*.html): numbers, chart
@@ -46,6 +50,8 @@ EXCLUDED = (
     ".ranking-here",
     ".columns > div",
 )
+# Pages per index part: Pagefind holds every page of a part in memory at once (docs/performance.md).
+PART_PAGES = 16_000
 # Pagefind reads its configuration from these too: never from the environment of the build.
 _CONFIG_FILES = ("pagefind.toml", "pagefind.yml", "pagefind.yaml", "pagefind.json")
 
@@ -88,35 +94,25 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
     """Index the HTML pages under `site` into the folder `into`. `work` is a folder that does
     not exist yet, on the file system of `site` (the pages' links go there); it is removed."""
     started = time.perf_counter()
-    pages = work / "site"
+    found = html_pages(site)
+    parts = [found[at : at + PART_PAGES] for at in range(0, len(found), PART_PAGES)] or [[]]
+    outputs = [work / f"index-{number}" for number in range(len(parts))]
     try:
-        link_pages(site, pages)
-        command = [
-            str(binary),
-            "--site",
-            str(pages),
-            "--output-path",
-            str(into),
-            "--silent",
-            *(part for selector in EXCLUDED for part in ("--exclude-selectors", selector)),
-        ]
-        # Run from the work folder, with no PAGEFIND_ variable: nothing of the machine's.
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("PAGEFIND_")}
-        for name in _CONFIG_FILES:
-            if (work / name).exists():
-                raise SearchError(f"{work / name}: a Pagefind configuration file in the way")
-        result = subprocess.run(
-            command, cwd=work, env=environment, capture_output=True, text=True, check=False
-        )
+        for number, (part, output) in enumerate(zip(parts, outputs, strict=True)):
+            pages = work / f"site-{number}"
+            link_pages(site, pages, part)
+            _run_pagefind(binary, pages, output, work)
+            shutil.rmtree(pages, ignore_errors=True)
+        try:
+            if len(outputs) == 1:
+                outputs[0].rename(into)  # nothing to merge: Pagefind's own index
+            else:
+                merge_parts(outputs, into)
+            canonicalise(into)  # pagefind 1.5.2's bytes follow the folder's listing order
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+            raise SearchError(f"the index pagefind wrote: {error}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if result.returncode != 0:
-        said = (result.stderr or result.stdout).strip().splitlines()[-3:]
-        raise SearchError(f"pagefind exited {result.returncode}: " + " / ".join(said))
-    try:
-        canonicalise(into)  # pagefind 1.5.2's bytes follow the folder's listing order
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-        raise SearchError(f"the index pagefind wrote: {error}") from None
     return SearchIndex(
         pages=_page_count(into),
         files=sum(1 for p in into.rglob("*") if p.is_file()),
@@ -125,20 +121,48 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
     )
 
 
-def link_pages(site: Path, pages: Path) -> int:
-    """Hard-link every `.html` file under `site` into `pages`, folders and files in path order
-    (copied where the file system has no hard links); how many."""
+def _run_pagefind(binary: Path, pages: Path, output: Path, work: Path) -> None:
+    command = [
+        str(binary),
+        "--site",
+        str(pages),
+        "--output-path",
+        str(output),
+        "--silent",
+        *(part for selector in EXCLUDED for part in ("--exclude-selectors", selector)),
+    ]
+    # Run from the work folder, with no PAGEFIND_ variable: nothing of the machine's.
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PAGEFIND_")}
+    for name in _CONFIG_FILES:
+        if (work / name).exists():
+            raise SearchError(f"{work / name}: a Pagefind configuration file in the way")
+    result = subprocess.run(
+        command, cwd=work, env=environment, capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        said = (result.stderr or result.stdout).strip().splitlines()[-3:]
+        raise SearchError(f"pagefind exited {result.returncode}: " + " / ".join(said))
+
+
+def html_pages(site: Path) -> list[str]:
+    """Every `.html` file under `site`, relative, in path order: not a previous index, nor work
+    folders (`.…`), which are never pages."""
     found: list[str] = []
     for root, folders, files in os.walk(site):
         relative = os.path.relpath(root, site)
-        # Not a previous index, nor work folders (`.…`), which are never pages.
         folders[:] = [f for f in folders if not f.startswith(".")]
         if relative == ".":
             folders[:] = [f for f in folders if f != FOLDER]
         prefix = "" if relative == "." else relative + "/"
         found.extend(prefix + name for name in files if name.endswith(".html"))
+    return sorted(found)
+
+
+def link_pages(site: Path, pages: Path, paths: list[str]) -> int:
+    """Hard-link each of `paths` (relative, in path order) under `site` into `pages`, folders
+    and files in that order (copied where the file system has no hard links); how many."""
     made: set[str] = set()
-    for path in sorted(found):
+    for path in paths:
         folder = os.path.dirname(path)
         if folder not in made:
             os.makedirs(pages / folder, exist_ok=True)
@@ -147,7 +171,8 @@ def link_pages(site: Path, pages: Path) -> int:
             os.link(site / path, pages / path)
         except OSError:
             shutil.copyfile(site / path, pages / path)
-    return len(found)
+    os.makedirs(pages, exist_ok=True)  # a part of no pages: Pagefind still writes its bundle
+    return len(paths)
 
 
 def _page_count(into: Path) -> int:

@@ -41,10 +41,12 @@ class FactGroup(NamedTuple):
 
 class SearchTags(NamedTuple):
     """How the search index files a page (`data-pagefind-*`, publish/search.py): the filters
-    it is found under, and its result's title where its heading is not enough."""
+    it is found under, its result's title where its heading is not enough, and whether its
+    whole text is indexed or only the parts its template marks (`data-pagefind-body`)."""
 
     filters: tuple[tuple[str, str], ...]  # (filter, value), sorted
     title: str = ""
+    whole: bool = True
 
 
 class PageMeta(NamedTuple):

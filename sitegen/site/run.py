@@ -143,7 +143,7 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         [run],
         search=search_tags(
             lookup, "Run", [run], title=f"{run.title} · {gpu} · {run.shape.label()}"
-        ),
+        )._replace(whole=False),
     )
     regression = regression_line(lookup, run)
     context = RunContext(

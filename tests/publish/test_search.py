@@ -1,8 +1,11 @@
-"""The search index (sitegen/publish/search.py): Pagefind over the staged site, the same bytes
-for the same pages whatever order they were written in, and a site built without it."""
+"""The search index (sitegen/publish/search.py): Pagefind over the staged site, in parts, the
+same bytes for the same pages whatever order they were written in, every kind of page found as
+before, and a site built without it."""
 
 from __future__ import annotations
 
+import gzip
+import itertools
 import json
 import os
 import re
@@ -14,14 +17,16 @@ from pathlib import Path
 import pytest
 
 import sitegen.pipeline
+import sitegen.publish.pagefind_format
 import sitegen.publish.search
 from sitegen.cli import main
 from sitegen.pipeline import build_site
-from sitegen.publish.pagefind_format import PAGEFIND_VERSION, read
+from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
 from sitegen.publish.search import (
     EXCLUDED,
     FOLDER,
     SearchError,
+    html_pages,
     index_search,
     link_pages,
     pagefind_binary,
@@ -77,17 +82,166 @@ def test_the_filters_are_written_in_order(built: Path) -> None:
     assert [value for value, _ in gpu[1]] == ["NVIDIA A100 SXM4-80GB", "NVIDIA H100 80GB HBM3"]
 
 
+def indexed_pages(index: Path) -> dict[str, tuple[str, frozenset[str]]]:
+    """Each page of the index, by URL: its Page filter's value and the words it is found by
+    (stemmed, as the index stores them)."""
+    found: dict[str, tuple[str, frozenset[str]]] = {}
+    for folder in [index]:
+        (meta_file,) = folder.glob("*.pf_meta")
+        meta = read(meta_file)
+        urls = []
+        for fragment, _ in meta[1]:
+            data = gzip.decompress((folder / "fragment" / f"{fragment}.pf_fragment").read_bytes())
+            urls.append(json.loads(data[len(SIGNATURE) :])["url"])
+        words: dict[str, set[str]] = {url: set() for url in urls}
+        for chunk in meta[2]:
+            for word in read(folder / "index" / f"{chunk[2]}.pf_index")[0]:
+                page = 0
+                for delta, *_ in word[1]:
+                    page += delta
+                    words[urls[page]].add(word[0])
+        kinds = {}
+        for name, filter_hash in meta[3]:
+            if name == "Page":
+                for value, pages in read(folder / "filter" / f"{filter_hash}.pf_filter")[1]:
+                    kinds.update((urls[page], value) for page in pages)
+        for url in urls:
+            assert url not in found, f"{url}: in two parts of the index"
+            found[url] = (kinds[url], frozenset(words[url]))
+    return found
+
+
+# What the fixture site's index found before it was made in parts and before a run page
+# indexed only its title and what was measured (issue 38): a search per kind of page (words as
+# the index stores them, stemmed), and the pages of that kind it found.
+FOUND_BEFORE = {
+    "GPU": ("a100 nvidia", {"/gpus/liger-bench-nvidia-a100-sxm4-80gb/"}),
+    "Implementation": ("layernorm bsd", {"/implementations/liger-bench-layer-norm-liger/"}),
+    "Kernel": ("layernorm", {"/kernels/liger-layer-norm/"}),
+    "Project": ("linkedin", {"/projects/liger-kernel/"}),
+    "Protocol": ("gradient", {"/protocols/liger-bench-do-bench-backward/"}),
+    "Run": ("vocab131072 a100 huggingfac", {"/runs/b657da4d741ad73c/"}),
+    "Workload": ("vocab131072", {"/workloads/liger-cross-entropy-tokens16384-vocab131072-fp32/"}),
+}
+KINDS_BEFORE = {
+    "GPU": 2,
+    "Implementation": 4,
+    "Kernel": 3,
+    "Project": 2,
+    "Protocol": 3,
+    "Run": 28,
+    "Workload": 6,
+}
+
+
+def test_the_index_finds_each_kind_of_page_it_found_before(built: Path) -> None:
+    pages = indexed_pages(built / FOLDER)
+    kinds: dict[str, int] = {}
+    for kind, _ in pages.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds == KINDS_BEFORE
+    for kind, (words, expected) in FOUND_BEFORE.items():
+        wanted = set(words.split())
+        hits = {url for url, (k, found) in pages.items() if k == kind and wanted <= found}
+        assert hits == expected, kind
+    # A run is found by its kernel, implementation, pass, GPU, dtype and shape words.
+    run_words = pages["/runs/b657da4d741ad73c/"][1]
+    assert {"crossentropi", "huggingfac", "forward", "a100", "fp32", "vocab131072"} <= run_words
+
+
+def test_an_index_made_in_parts_is_the_index_made_at_once(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages in path order, PART_PAGES to a Pagefind run, the runs' indexes merged: the same
+    pages with the same word counts and fragments, the same words and filters as one run over
+    them all; only the chunks the word index is cut into differ."""
+    monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", 20)
+    runs = []
+    run = sitegen.publish.search._run_pagefind
+
+    def counted(binary: Path, pages: Path, output: Path, work: Path) -> None:
+        runs.append(len(list(pages.rglob("*.html"))))
+        run(binary, pages, output, work)
+
+    monkeypatch.setattr(sitegen.publish.search, "_run_pagefind", counted)
+    out = tmp_path / "public"
+    result = build_site(SITE_CONTENT, out, search=True)
+    assert result.search is not None and result.search.pages == INDEXED
+    assert runs == [20, 20, 20, 1]  # 61 HTML files, lists, search/ and 404.html not indexed
+    # Its word index fits one chunk, as Pagefind's own did: the very same bytes.
+    assert index_of(out) == index_of(built)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", 100)
+    chunked = tmp_path / "chunked"
+    build_site(SITE_CONTENT, chunked, search=True)
+    assert len(list((chunked / FOLDER / "index").iterdir())) > 10
+    assert indexed_pages(chunked / FOLDER) == indexed_pages(built / FOLDER)
+    (merged,), (whole,) = (chunked / FOLDER).glob("*.pf_meta"), (built / FOLDER).glob("*.pf_meta")
+    merged_meta, whole_meta = read(merged), read(whole)
+    assert merged_meta[1] == whole_meta[1]  # pages by URL: fragment, word count
+    assert merged_meta[3:] == whole_meta[3:]  # filters (their files named by content), fields
+    chunks = merged_meta[2]  # each word in one chunk, the chunks in word order
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(chunks))
+    again = tmp_path / "again"
+    build_site(SITE_CONTENT, again, search=True)
+    assert index_of(again) == index_of(chunked)  # the same pages, the same bytes
+
+
+def word_pages(index: Path) -> dict[tuple[str, str], set[str]]:
+    """(word, form) → the URLs of its pages: form "" for the word's own pages, else a variant
+    (a form with diacritics, indexed under the word without them)."""
+    (meta_file,) = index.glob("*.pf_meta")
+    meta = read(meta_file)
+    urls = []
+    for fragment, _ in meta[1]:
+        data = gzip.decompress((index / "fragment" / f"{fragment}.pf_fragment").read_bytes())
+        urls.append(json.loads(data[len(SIGNATURE) :])["url"])
+    found: dict[tuple[str, str], set[str]] = {}
+    for chunk in meta[2]:
+        for word, pages, variants in read(index / "index" / f"{chunk[2]}.pf_index")[0]:
+            for form, listed in [("", pages), *variants]:
+                page = 0
+                for delta, *_ in listed:
+                    page += delta
+                    found.setdefault((word, form), set()).add(urls[page])
+    return found
+
+
+def test_words_with_diacritics_keep_their_pages_through_parts_and_renumbering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pagefind files `ağaç` under `agac` as a variant with pages of its own: renumbered by
+    URL and merged from parts like a word's."""
+    binary = pagefind_binary()
+    assert binary is not None
+    site = tmp_path / "site"
+    texts = {"d": "ağaç tree", "c": "agac plain", "b": "ağaç forest", "a": "plain"}
+    for name, text in texts.items():
+        (site / name).mkdir(parents=True)
+        (site / name / "index.html").write_text(
+            f'<html lang="en"><body><main data-pagefind-body><p>{text}</p></main></body></html>'
+        )
+    indexes = []
+    for part_pages in (100, 1):
+        monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", part_pages)
+        into = tmp_path / f"index-{part_pages}"
+        index_search(site, into, tmp_path / "work", binary)
+        indexes.append(word_pages(into))
+    assert indexes[0] == indexes[1]
+    assert indexes[0][("agac", "ağaç")] == {"/b/", "/d/"}
+    assert indexes[0][("agac", "")] == {"/c/"}
+    assert indexes[0][("plain", "")] == {"/a/", "/c/"}
+
+
 def linking_in(order: str) -> object:
     """`link_pages`, making the links in path order or its reverse: on tmpfs a folder lists
     its entries in the order they were made, so Pagefind walks the pages in that order (as ext4
     walks them in an order seeded per file system: another machine's)."""
 
-    def link(site: Path, pages: Path) -> int:
-        found = sorted(p.relative_to(site) for p in site.rglob("*.html") if FOLDER not in p.parts)
-        for path in found if order == "forward" else found[::-1]:
+    def link(site: Path, pages: Path, paths: list[str]) -> int:
+        for path in paths if order == "forward" else paths[::-1]:
             (pages / path).parent.mkdir(parents=True, exist_ok=True)
             os.link(site / path, pages / path)
-        return len(found)
+        return len(paths)
 
     return link
 
@@ -128,7 +282,9 @@ def test_the_pages_are_linked_in_path_order_never_an_old_index(tmp_path: Path) -
         (site / path).write_text(path)
     (site / ".work").mkdir()
     (site / ".work" / "y.html").write_text("")
-    assert link_pages(site, tmp_path / "links") == 3
+    found = html_pages(site)
+    assert found == ["a/index.html", "b/index.html", "index.html"]
+    assert link_pages(site, tmp_path / "links", found) == 3
     links = tmp_path / "links"
     linked = sorted(p.relative_to(links).as_posix() for p in links.rglob("*.html"))
     assert linked == ["a/index.html", "b/index.html", "index.html"]
@@ -149,7 +305,7 @@ def test_pages_are_copied_where_hard_links_fail(
         raise OSError("no hard links here")
 
     monkeypatch.setattr(os, "link", no_links)
-    assert link_pages(site, tmp_path / "links") == 1
+    assert link_pages(site, tmp_path / "links", ["index.html"]) == 1
     assert (tmp_path / "links" / "index.html").read_text() == "home"
 
 
