@@ -28,6 +28,14 @@ from sitegen.site.format import (
 )
 from sitegen.site.history import cell_history, regression_line
 from sitegen.site.lookup import SiteLookup, run_anchor
+from sitegen.site.quality import (
+    MarkLine,
+    SpeedOfLight,
+    figures_json,
+    mark_lines,
+    marks_json,
+    speed_of_light_block,
+)
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta
 from sitegen.site.search import search_tags
 
@@ -99,6 +107,8 @@ class RunContext(NamedTuple):
     identity: Identity
     after_regression: str = ""  # `after a regression: 1.32× slower between …`; ""
     history: Link | None = None  # that regression in its history chart
+    marks: tuple[MarkLine, ...] = ()  # its data-quality marks
+    speed: SpeedOfLight | None = None  # how close to its GPU's limits
 
 
 def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
@@ -164,6 +174,8 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         identity=lookup.identity(entry, spec),
         after_regression=regression[0] if regression else "",
         history=regression[1] if regression else None,
+        marks=mark_lines(lookup, run.digest),
+        speed=speed_of_light_block(lookup, run),
     )
     links = {
         "implementation": lookup.urls.link(run.implementation),
@@ -182,6 +194,8 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
             "gpu": gpu,
             "shape": run.shape.label(),
             "values": list(map(value_json, run.values, headlines)),
+            "speedOfLight": figures_json(lookup, run.digest),
+            "marks": marks_json(lookup, run.digest),
             "links": links,
         },
     )
