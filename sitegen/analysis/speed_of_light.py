@@ -4,8 +4,9 @@ that be stated honestly, and nothing where it does not (docs/methodology.md).
 - **Bytes moved at least once**: the workload's input tensors and the operation's outputs,
   shapes resolved with the workload's axes, times their dtypes' sizes. Stated only where that
   is a floor of the traffic: a single-pass (forward) run of an operation that maps over one
-  main tensor (every other tensor's axes are the main one's, and every size axis is some
-  tensor's), so that it must read each input and write each output once. A gather, a matmul,
+  main tensor (every other input's axes are the main one's, no tensor spans an axis twice,
+  and every size axis is some tensor's), so that it must read each input and write each
+  output once. A gather, a matmul,
   a weight the spec does not list, or a backward pass moves something else.
 - **FLOPs**: 2·M·N·K for an operation whose axes are exactly m, n and k, whose inputs and
   outputs are two-dimensional tensors of one dtype the GPU table has a peak for.
@@ -281,13 +282,10 @@ def _not_tensor_traffic(operation: Mapping[str, Any]) -> str:
         return "the operation lists no input or no output tensor"
     main = max(inputs, key=lambda item: len(_named_axes(item)))
     over = _named_axes(main)
-    derived = {n for n, a in operation.get("axes", {}).items() if a.get("role") == "derived"}
     if any(_repeats_an_axis(item) for item in (*inputs, *outputs)):
         return "a tensor spans one axis twice (a weight matrix: a matmul, not a map)"
     if any(not _named_axes(item) <= over for item in inputs):
         return "its inputs do not all map over one tensor (a matmul, a gather or a lookup)"
-    if any(not _named_axes(item) <= over | derived for item in outputs):
-        return "its outputs span axes its main input does not"
     shaped = set().union(*(_named_axes(item) for item in (*inputs, *outputs)))
     hidden = {
         name
