@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import Analysis, RunFacts
 from sitegen.analysis.speed_of_light import Figures
@@ -89,7 +89,7 @@ def assess(
     for digest, mark in host_bound(analysis.runs.values(), figures):
         found[digest].append(mark)
     products = {
-        entry.digest: str(entry.spec["hardware"].get("product", ""))
+        entry.digest: gpu_of(entry.spec["hardware"])
         for entry in catalog.of_kind("ExecutionEnvironment")
     }
     titles = {
@@ -235,15 +235,23 @@ def _relative_spread(value: Value) -> float:
     return (value.high - value.low) / value.centre
 
 
+def gpu_of(hardware: Mapping[str, Any]) -> tuple[str, str]:
+    """An environment's GPU product and form factor ("" where it names none)."""
+    return str(hardware.get("product", "")), str(hardware.get("formFactor", ""))
+
+
 def disagreements(
-    runs: Iterable[RunFacts], products: Mapping[str, str], titles: Mapping[str, str]
+    runs: Iterable[RunFacts],
+    gpus: Mapping[str, tuple[str, str]],
+    titles: Mapping[str, str],
 ) -> list[tuple[str, Mark]]:
     """Pairs of the newest runs of one implementation, workload, pass and GPU product in two
     environments (or sources) whose medians are more than DISAGREEMENT apart beyond both
-    spreads: both marked, each naming the other."""
+    spreads: both marked, each naming the other. Two forms of one product that both name
+    their form factor (an A100 of 40 GB and one of 80 GB) are two GPUs, not compared."""
     newest: dict[tuple[str, str, str, str], dict[tuple[str, str], RunFacts]] = defaultdict(dict)
     for run in runs:
-        product = products.get(run.environment, "")
+        product = gpus.get(run.environment, ("", ""))[0]
         if run.status != "passed" or not product or run.value(LATENCY, "ns") is None:
             continue
         cell = newest[(run.series_key, run.workload, run.pass_name, product)]
@@ -254,6 +262,9 @@ def disagreements(
     found: list[tuple[str, Mark]] = []
     for (_, _, _, product), places in sorted(newest.items()):
         for a, b in itertools.combinations(sorted(places.values(), key=lambda r: r.digest), 2):
+            forms = {gpus[a.environment][1], gpus[b.environment][1]}
+            if len(forms - {""}) > 1:
+                continue
             va, vb = a.value(LATENCY, "ns"), b.value(LATENCY, "ns")
             if va is None or vb is None or not apart(va, vb):
                 continue

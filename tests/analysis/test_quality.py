@@ -150,7 +150,7 @@ def test_a_sweep_just_short_of_8x_or_growing_beyond_its_noise_is_not() -> None:
 def test_two_environments_disagreeing_beyond_both_spreads_link_each_other() -> None:
     ours = run_facts("ours", latency(300_000), environment="env-a", source="measured")
     theirs = run_facts("theirs", latency(100_000), environment="env-b", source="upstream")
-    products = {"env-a": "GPU X", "env-b": "GPU X"}
+    products = {"env-a": ("GPU X", ""), "env-b": ("GPU X", "SXM")}
     titles = {"env-a": "Host A", "env-b": "Host B"}
     found = dict(disagreements([ours, theirs], products, titles))
     assert found[ours.digest].kind == DISAGREES and found[ours.digest].other == theirs.digest
@@ -168,12 +168,12 @@ def test_the_newest_run_of_each_environment_is_the_one_compared() -> None:
         "new", latency(110_000), environment="env-a", observed_at="2026-06-01T00:00:00.000Z"
     )
     theirs = run_facts("theirs", latency(100_000), environment="env-b")
-    products = {"env-a": "GPU X", "env-b": "GPU X"}
+    products = {"env-a": ("GPU X", ""), "env-b": ("GPU X", "")}
     assert disagreements([old, new, theirs], products, {}) == []
 
 
 def test_no_disagreement_within_2x_across_overlapping_spreads_or_gpu_products() -> None:
-    products = {"env-a": "GPU X", "env-b": "GPU X", "env-c": "GPU Y"}
+    products = {"env-a": ("GPU X", ""), "env-b": ("GPU X", ""), "env-c": ("GPU Y", "")}
     ours = run_facts("ours", latency(190_000), environment="env-a")
     theirs = run_facts("theirs", latency(100_000), environment="env-b")
     assert disagreements([ours, theirs], products, {}) == []  # 1.9×
@@ -181,6 +181,10 @@ def test_no_disagreement_within_2x_across_overlapping_spreads_or_gpu_products() 
     assert disagreements([wide, theirs], products, {}) == []  # 2.5×, but its p20 is below
     other_gpu = run_facts("other", latency(300_000), environment="env-c")
     assert disagreements([other_gpu, theirs], products, {}) == []
+    # Two named forms of one product are two GPUs: an A100 of 40 GB is not one of 80 GB.
+    forms = {"env-a": ("GPU X", "40GB"), "env-b": ("GPU X", "80GB")}
+    far = run_facts("far", latency(300_000), environment="env-a")
+    assert disagreements([far, theirs], forms, {}) == []
 
 
 def test_a_regression_is_marked_after_it_and_every_mark_keeps_its_run() -> None:
