@@ -23,7 +23,7 @@ from sitegen.site.lists import list_pages
 from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.methodology import methodology_page
-from sitegen.site.quality import quality_page
+from sitegen.site.quality import marks_key, quality_page
 from sitegen.site.records import LazyPage, Page, Site
 from sitegen.site.regressions import regressions_feed, regressions_page
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
@@ -43,7 +43,7 @@ def plan_site(inputs: SiteInputs) -> Site:
             urls.path_of(k.key) or "",
             "leaderboard.html" if is_leaderboard(k) else "kernel.html",
             functools.partial(leaderboard_page if is_leaderboard(k) else kernel_page, lookup, k),
-            key("kernel", k.key, runs=k.runs),
+            key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
         )
         for k in lookup.analysis.kernels
     ]
@@ -56,7 +56,12 @@ def plan_site(inputs: SiteInputs) -> Site:
             "run.html",
             plan_run,
             # A run page ranks its cohort: it shows those runs too.
-            key("run", r.digest, runs=lookup.analysis.cohorts.get(r.cohort, (r,))),
+            key(
+                "run",
+                r.digest,
+                marks_key(lookup, (r,)),
+                runs=lookup.analysis.cohorts.get(r.cohort, (r,)),
+            ),
             locality=loaded[r.digest],
             subject=r,
         )

@@ -65,6 +65,19 @@ def _mark_line(lookup: SiteLookup, mark: Mark) -> MarkLine:
     return MarkLine(mark.kind, mark.title, mark.reason, methodology_href(lookup, mark.kind), other)
 
 
+def marks_key(lookup: SiteLookup, runs: Iterable[RunFacts]) -> str:
+    """What a page shows of these runs' marks, for its incremental key: a mark can change
+    with another run (a sweep's, a disagreeing environment's); "" unless keyed."""
+    if not lookup.inputs.keyed:
+        return ""
+    quality = run_quality(lookup)
+    return "\n".join(
+        f"{run.digest} {mark.kind} {mark.other} {mark.reason}"
+        for run in runs
+        for mark in quality.of(run.digest)
+    )
+
+
 def mark_words(lookup: SiteLookup, digest: str) -> tuple[str, ...]:
     """`no spread: p20 = …`: each mark in a line of text (a chart's hover)."""
     return tuple(f"{mark.title}: {mark.reason}" for mark in run_quality(lookup).of(digest))
