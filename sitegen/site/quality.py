@@ -273,12 +273,7 @@ def quality_page(lookup: SiteLookup) -> Page:
     by_source = _count_rows(
         quality, runs.values(), _source, lambda s: Link(s or "no source", sources_href)
     )
-    by_gpu = _count_rows(
-        quality,
-        runs.values(),
-        _environment,
-        lambda e: Link(lookup.gpu_label(e), lookup.urls.link(e)),
-    )
+    by_gpu = _count_rows(quality, runs.values(), _environment, _environment_link(lookup))
     by_kernel = _count_rows(quality, runs.values(), _kernel, lookup.kernel_link)
     totals = Counter(mark.kind for marks in quality.marks.values() for mark in marks)
     sections = tuple(_section(lookup, quality, kind, totals[kind]) for kind in KINDS)
@@ -320,6 +315,23 @@ def quality_page(lookup: SiteLookup) -> Page:
         },
     }
     return Page(DATA_QUALITY, "quality.html", context, twin)
+
+
+def _environment_link(lookup: SiteLookup) -> Callable[[str], Link]:
+    """An environment by its GPU's label, and its name where two share the label (two hosts
+    of one GPU: upstream's CI runner and a machine measured for this catalog)."""
+    labels = Counter(
+        lookup.gpu_label(e.digest) for e in lookup.catalog.of_kind("ExecutionEnvironment")
+    )
+
+    def link(digest: str) -> Link:
+        label = lookup.gpu_label(digest)
+        entry = lookup.catalog.get(digest)
+        if labels[label] > 1 and entry is not None:
+            label = f"{label} ({entry.name})"
+        return Link(label, lookup.urls.link(digest))
+
+    return link
 
 
 def _source(run: RunFacts) -> str:
