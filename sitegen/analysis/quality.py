@@ -4,7 +4,8 @@ drops a run; it says what to check.
 
 - `over-limit`: achieved bandwidth or throughput above the GPU's peak (analysis/speed_of_light.py).
 - `no-spread`: a timing run whose p20, p50 and p80 (or p05 and p95) are identical: one timing
-  repeated, or a timer too coarse for the kernel, not a distribution of timings.
+  repeated, a timer too coarse for the kernel, or one value written into every quantile; not a
+  distribution of timings.
 - `host-bound`: latency flat, within its noise, across a sweep while the bytes moved grow at
   least GROWTH times: the shape of a launch- or host-bound measurement.
 - `disagrees`: the same implementation, workload and pass on the same GPU product, measured
@@ -146,7 +147,7 @@ def no_spread(run: RunFacts) -> Mark | None:
         said = f"p20 = {value.statistic} = p80 = {milliseconds(value.centre)}"
     else:
         said = f"{low_name} = {high_name} = {milliseconds(value.low)}"
-    return Mark(NO_SPREAD, f"{said}: one timing repeated, not a distribution of timings")
+    return Mark(NO_SPREAD, f"{said}: no distribution of timings, so noise cannot be told apart")
 
 
 def milliseconds(nanoseconds: float) -> str:
