@@ -144,13 +144,16 @@ def no_spread(run: RunFacts) -> Mark | None:
     if low_name == "p20":
         if value.centre != value.low:
             return None
-        said = f"p20 = {value.statistic} = p80 = {milliseconds(value.centre)}"
+        said = f"p20 = {value.statistic} = p80 = {duration(value.centre)}"
     else:
-        said = f"{low_name} = {high_name} = {milliseconds(value.low)}"
+        said = f"{low_name} = {high_name} = {duration(value.low)}"
     return Mark(NO_SPREAD, f"{said}: no distribution of timings, so noise cannot be told apart")
 
 
-def milliseconds(nanoseconds: float) -> str:
+def duration(nanoseconds: float) -> str:
+    """`140.6 µs`, `44.12 ms`: four significant digits in the unit a kernel engineer reads."""
+    if nanoseconds < 1e6:
+        return f"{nanoseconds / 1e3:.4g} µs"
     return f"{nanoseconds / 1e6:.4g} ms"
 
 
@@ -197,7 +200,7 @@ def host_bound(runs: Iterable[RunFacts], figures: Mapping[str, Figures]) -> list
             first, last = stretch[0], stretch[-1]
             centres = [p.value.centre for p in stretch]
             reason = (
-                f"latency {milliseconds(min(centres))}–{milliseconds(max(centres))} across "
+                f"latency {duration(min(centres))}–{duration(max(centres))} across "
                 f"{names[sweep]} = {first.axis_value:,} … {last.axis_value:,} while the bytes "
                 f"moved grow {last.bytes_moved / first.bytes_moved:.0f}×: launch- or host-bound"
             )

@@ -98,9 +98,9 @@ def test_just_under_the_peak_is_not_marked() -> None:
 def test_identical_quantiles_are_no_spread() -> None:
     mark = no_spread(run_facts("a", latency(140_000, 140_000, 140_000)))
     assert mark is not None and mark.kind == NO_SPREAD
-    assert mark.reason.startswith("p20 = median = p80 = 0.14 ms")
+    assert mark.reason.startswith("p20 = median = p80 = 140 µs")
     mark = no_spread(run_facts("b", latency(140_000, 139_000, 139_000, spread="p05")))
-    assert mark is not None and mark.reason.startswith("p05 = p95 = 0.139 ms")
+    assert mark is not None and mark.reason.startswith("p05 = p95 = 139 µs")
 
 
 def test_one_nanosecond_of_spread_is_a_spread() -> None:
