@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -110,7 +109,7 @@ def test_the_data_quality_page_counts_marks_by_source_gpu_and_kernel(marked: Sit
     assert home.unmarked.text == "96.4 %" and home.unmarked.href == "/data-quality/"
 
 
-def test_a_catalog_without_marks_says_so(tmp_path: Path) -> None:
+def test_a_catalog_without_marks_says_so() -> None:
     _, site = fixture_site()
     context = page(site, "data-quality/").context
     assert isinstance(context, QualityContext)
