@@ -73,6 +73,8 @@ PAGES = {
     "run": SEED_RUN,
     "gpu": "gpus/liger-bench-nvidia-h100-80gb-hbm3/",
     "kernels": "kernels/",
+    "methodology": "methodology/",
+    "data-quality": "data-quality/",
 }
 
 

@@ -139,7 +139,7 @@ def test_machine_readable_outputs(site: Path) -> None:
 
 def test_every_page_has_its_open_graph_meta(site: Path) -> None:
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) == 61  # the sources and regressions pages among them
+    assert len(pages) == 63  # the sources, regressions, methodology and data-quality pages
     for path in pages:
         html = path.read_text()
         meta = dict(re.findall(r'<meta property="og:(\w+)" content="([^"]*)">', html))
@@ -221,13 +221,13 @@ def test_cli_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     line = capsys.readouterr().out.strip()
     # The search index's time apart, its pages, and the size of its files.
     assert re.fullmatch(
-        r"built 61 pages \(28 runs\) in \d+\.\d s, of which the search index \d+\.\d s "
+        r"built 63 pages \(28 runs\) in \d+\.\d s, of which the search index \d+\.\d s "
         rf"\(48 pages, \d+\.\d MiB\) → {re.escape(str(out))}",
         line,
     ), line
     assert main(["build", str(SITE_CONTENT), "--out", str(out), "--no-search"]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.startswith("built 61 pages (28 runs) in ") and line.endswith(f" s → {out}")
+    assert line.startswith("built 63 pages (28 runs) in ") and line.endswith(f" s → {out}")
     assert not (out / "pagefind").exists()
 
 

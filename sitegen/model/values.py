@@ -7,10 +7,13 @@ Like resources.py, this module does not postpone its annotations: pydantic would
 string again when it builds the models, at every start.
 """
 
+import ast
 import functools
+import operator
 import os
 import re
 import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -344,6 +347,31 @@ def check_expression(text: str) -> str:
     if expect_operand or depth:
         raise ValueError(f"incomplete expression {text!r}")
     return text
+
+
+_ARITHMETIC: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+
+
+def evaluate_expression(expression: str, axes: Mapping[str, int]) -> int:
+    """A derived-axis expression (integers, axis names, + - * // %, parentheses) over `axes`;
+    KeyError for an axis `axes` lacks, ValueError for anything outside the grammar."""
+
+    def walk(node: ast.expr) -> int:
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+            return _ARITHMETIC[type(node.op)](walk(node.left), walk(node.right))
+        if isinstance(node, ast.Name):
+            return axes[node.id]
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        raise ValueError(f"not a derived-axis expression: {expression!r}")
+
+    return walk(ast.parse(expression, mode="eval").body)
 
 
 # The schema's pattern; the grammar above (`check_expression`) is a warning.

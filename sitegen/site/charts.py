@@ -35,9 +35,11 @@ def chart_spec(
     styles: dict[str, tuple[str, str]],
     run_href: Callable[[str], str],
     scale: Scale,
+    marks: Callable[[str], tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     """One chart: a trace per series, median with asymmetric spread bars. `styles` gives each
-    series key its colour and dash; `scale` the display unit of the chart and its table."""
+    series key its colour and dash; `scale` the display unit of the chart and its table;
+    `marks` a run's data-quality marks in words, said in its point's hover."""
     categorical = chart.swept is None
     traces = []
     xs: set[int] = set()
@@ -63,6 +65,8 @@ def chart_spec(
                     f"<br>{plotly_text(value.spread[0])} {scale.text(low)} / "
                     f"{plotly_text(value.spread[1])} {scale.text(high)}"
                 )
+            for words in marks(cell.run.digest) if marks else ():
+                line += f"<br>⚠ {plotly_text(words)}"
             text.append(line)
             if row.x is not None:
                 xs.add(row.x)

@@ -12,7 +12,9 @@ from sitegen.model.wording import counted
 from sitegen.site.credits import attribution_for
 from sitegen.site.format import when
 from sitegen.site.lookup import SiteLookup
+from sitegen.site.quality import share, unmarked_share
 from sitegen.site.records import Fact, Link, Page, PageMeta, RunRow
+from sitegen.site.urls import DATA_QUALITY
 
 HOME_RECENT = 10
 DESCRIPTION = (
@@ -61,6 +63,8 @@ class HomeContext(NamedTuple):
     gpus: tuple[Fact, ...]
     sources: tuple[SourceBlock, ...]
     recent: tuple[RunRow, ...]
+    # `87.5 %` of runs carry no data-quality mark, linked to the data-quality page
+    unmarked: Link | None = None
 
 
 def home_page(lookup: SiteLookup) -> Page:
@@ -86,6 +90,8 @@ def home_page(lookup: SiteLookup) -> Page:
         for e in environments
     )
     meta = lookup.meta("kernelindex", "", DESCRIPTION, "", runs)
+    # Planned first, in the main process: the marks are made here, once, before any fork.
+    unmarked, total = unmarked_share(lookup)
     context = HomeContext(
         meta=meta,
         counts=tuple(counts),
@@ -94,10 +100,12 @@ def home_page(lookup: SiteLookup) -> Page:
         gpus=gpus,
         sources=sources,
         recent=tuple(lookup.run_row(r) for r in runs[:HOME_RECENT]),
+        unmarked=Link(share(unmarked, total), urls.href(DATA_QUALITY)) if total else None,
     )
     twin = {
         "counts": {f.label.lower(): int(f.value.replace(",", "")) for f in counts},
         "newest": runs[0].digest if runs else None,
+        "runsWithoutMark": unmarked,
         "kernels": [
             {"title": k.title, "url": urls.link(k.key), "runs": len(k.runs)} for k in kernels
         ],

@@ -46,6 +46,7 @@ from sitegen.site.history import (
     regression_line,
 )
 from sitegen.site.lookup import SiteLookup, run_anchor
+from sitegen.site.quality import MarkLine, mark_lines, mark_words, run_quality
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
 from sitegen.site.releases import ReleaseBlock, release_blocks
 from sitegen.site.search import chart_heading, search_tags
@@ -78,6 +79,7 @@ class RankRow(NamedTuple):
     note: str  # a run's status when it did not pass
     history: Link | None = None  # the series' history at this cell, where it has earlier runs
     after_regression: str = ""  # `after a regression: 1.32× slower between …`; ""
+    marks: tuple[MarkLine, ...] = ()  # the run's data-quality marks
 
 
 class ShapeTable(NamedTuple):
@@ -401,7 +403,9 @@ def chart_block(
     scale = chart_scale(chart)
     spread = _spread_names(chart)
     measured = measured_name(chart)
-    spec = chart_spec(chart, styles, lambda d: lookup.urls.link(d) or "", scale)
+    spec = chart_spec(
+        chart, styles, lambda d: lookup.urls.link(d) or "", scale, lambda d: mark_words(lookup, d)
+    )
     shapes = []
     for row in chart.rows:
         label = (
@@ -536,6 +540,7 @@ def rank_row(
             earlier_anchors,
             note,
             history,
+            marks=mark_lines(lookup, run.digest),
         )
     value = cell.value
     low, high = value.low, value.high
@@ -562,6 +567,7 @@ def rank_row(
         note="",
         history=history,
         after_regression=regression[0] if regression else "",
+        marks=mark_lines(lookup, run.digest),
     )
 
 
@@ -577,6 +583,7 @@ def chart_twin(
             "url": lookup.urls.link(cell.run.digest),
             "status": cell.run.status,
             "earlier": [{"run": r.digest, "url": lookup.urls.link(r.digest)} for r in cell.earlier],
+            "marks": [mark.kind for mark in run_quality(lookup).of(cell.run.digest)],
         }
         if cell.value is not None:
             item |= {

@@ -22,6 +22,8 @@ from sitegen.site.leaderboard import leaderboard_page
 from sitegen.site.lists import list_pages
 from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
+from sitegen.site.methodology import methodology_page
+from sitegen.site.quality import marks_key, quality_page
 from sitegen.site.records import LazyPage, Page, Site
 from sitegen.site.regressions import regressions_feed, regressions_page
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
@@ -41,7 +43,7 @@ def plan_site(inputs: SiteInputs) -> Site:
             urls.path_of(k.key) or "",
             "leaderboard.html" if is_leaderboard(k) else "kernel.html",
             functools.partial(leaderboard_page if is_leaderboard(k) else kernel_page, lookup, k),
-            key("kernel", k.key, runs=k.runs),
+            key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
         )
         for k in lookup.analysis.kernels
     ]
@@ -83,6 +85,7 @@ def plan_site(inputs: SiteInputs) -> Site:
     pages += [search_page(lookup), compare_page(lookup), sources_page(lookup)]
     pages += history_pages(lookup)
     pages.append(regressions_page(lookup))
+    pages += [methodology_page(lookup), quality_page(lookup)]
     if has_changes_page(lookup):
         pages.append(changes_page(lookup))
     pages.sort(key=lambda p: p.path)

@@ -18,6 +18,7 @@ from sitegen.site.format import KIND_WORDS, title_of
 from sitegen.site.leaderboard import gpu_leaders
 from sitegen.site.lists import RUN_LIST_COLUMNS, pager, run_list_page
 from sitegen.site.lookup import SiteLookup
+from sitegen.site.methodology import GpuPeaks, gpu_peaks
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta, RunRow
 from sitegen.site.search import search_tags
 from sitegen.site.urls import SECTIONS
@@ -57,6 +58,7 @@ class ResourceContext(NamedTuple):
     pager: tuple[Link, ...] = ()  # the pages listing the rest; () when `runs` holds them all
     wins: tuple[WinsLine, ...] = ()  # a GPU's: who is fastest where, per kernel and pass
     leaders: tuple[WinsLine, ...] = ()  # a GPU's: who leads each leaderboard measured on it
+    peaks: GpuPeaks | None = None  # a GPU's: its row of the reviewed GPU table, or why none
 
 
 def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
@@ -71,6 +73,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     users_title = "Used by"
     wins: tuple[WinsLine, ...] = ()
     leaders: tuple[WinsLine, ...] = ()
+    peaks = None
     spec = entry.spec
     if kind == "BenchmarkProtocol":
         groups.append(FactGroup("How it was measured", lookup.protocol_facts(entry.digest)[1:]))
@@ -90,6 +93,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         groups.append(FactGroup("Hardware and software", facts))
         wins = gpu_wins(lookup, entry.digest)
         leaders = gpu_leaders(lookup, entry.digest)
+        peaks = gpu_peaks(lookup, entry.digest)
     elif kind == "WorkloadCase":
         operation = spec["operationSpecDigest"]
         kernel = lookup.kernel_link(operation)
@@ -132,6 +136,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         pager=pager(lookup, lookup.resource_page_paths(entry), 1),
         wins=wins,
         leaders=leaders,
+        peaks=peaks,
     )
     twin = lookup.resource_twin(
         entry,
@@ -159,6 +164,14 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
             }
             for w in leaders
         ]
+    if peaks is not None:
+        twin["peaks"] = {
+            "note": peaks.note,
+            "rows": [
+                {"form": r.form, "bandwidth": r.bandwidth, "source": r.source.href}
+                for r in peaks.rows
+            ],
+        }
     if kind == "SoftwareProject":
         twin["implementations"] = [link.href for link in extra_links]
     return Page(path, "resource.html", context, twin)

@@ -28,6 +28,15 @@ from sitegen.site.format import (
 )
 from sitegen.site.history import cell_history, regression_line
 from sitegen.site.lookup import SiteLookup, run_anchor
+from sitegen.site.quality import (
+    MarkLine,
+    SpeedOfLight,
+    figures_json,
+    mark_lines,
+    marks_json,
+    marks_key,
+    speed_of_light_block,
+)
 from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta
 from sitegen.site.search import search_tags
 
@@ -99,6 +108,8 @@ class RunContext(NamedTuple):
     identity: Identity
     after_regression: str = ""  # `after a regression: 1.32× slower between …`; ""
     history: Link | None = None  # that regression in its history chart
+    marks: tuple[MarkLine, ...] = ()  # its data-quality marks
+    speed: SpeedOfLight | None = None  # how close to its GPU's limits
 
 
 def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
@@ -164,6 +175,8 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         identity=lookup.identity(entry, spec),
         after_regression=regression[0] if regression else "",
         history=regression[1] if regression else None,
+        marks=mark_lines(lookup, run.digest),
+        speed=speed_of_light_block(lookup, run),
     )
     links = {
         "implementation": lookup.urls.link(run.implementation),
@@ -182,6 +195,8 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
             "gpu": gpu,
             "shape": run.shape.label(),
             "values": list(map(value_json, run.values, headlines)),
+            "speedOfLight": figures_json(lookup, run.digest),
+            "marks": marks_json(lookup, run.digest),
             "links": links,
         },
     )
@@ -190,12 +205,12 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
 
 def run_key(lookup: SiteLookup, run: RunFacts) -> str | None:
     """What a run's page shows besides the run: its cohort ranked (the newest run of each
-    series, as `ranking` ranks them) and the regression it sits after, if any."""
+    series, as `ranking` ranks them), the regression it sits after, if any, and its marks."""
     if not lookup.inputs.keyed:
         return None
     regression = regression_line(lookup, run)
     after = (regression[0], regression[1].href or "") if regression else ("", "")
-    return lookup.run_page_key(run, run.digest, *after)
+    return lookup.run_page_key(run, run.digest, *after, marks_key(lookup, (run,)))
 
 
 def headline(value: Value) -> Headline:

@@ -234,6 +234,9 @@ def run_path(digest_value: str) -> str:
 
 REGRESSIONS = "regressions/"  # every step the history shows (site/regressions.py)
 REGRESSIONS_FEED = "regressions.xml"  # its Atom feed
+METHODOLOGY = "methodology/"  # how figures and marks are computed (site/methodology.py)
+DATA_QUALITY = "data-quality/"  # the marks counted (site/quality.py)
+SOURCES = "sources/"  # every upstream credited (site/sources.py)
 
 
 def history_path(kernel_path: str, environment_path: str, workload_path: str = "") -> str:

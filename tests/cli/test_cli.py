@@ -229,7 +229,7 @@ def test_an_empty_content_directory_warns(
     assert main(["build", str(empty), "--out", str(tmp_path / "public"), "--no-search"]) == 0
     captured = capsys.readouterr()
     assert warning in captured.err.splitlines()
-    assert captured.out.startswith("built 13 pages (0 runs) in ")
+    assert captured.out.startswith("built 15 pages (0 runs) in ")
 
 
 def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -241,12 +241,12 @@ def test_counts_are_plural_correct(capsys: pytest.CaptureFixture[str], tmp_path:
     assert main(["build", str(content), "--out", str(out)]) == 0
     built = capsys.readouterr().out
     index = r"of which the search index \d+\.\d s \(4 pages, \d+\.\d MiB\)"
-    assert re.fullmatch(rf"built 17 pages \(1 run\) in \d+\.\d s, {index} → {out}\n", built), built
+    assert re.fullmatch(rf"built 19 pages \(1 run\) in \d+\.\d s, {index} → {out}\n", built), built
     kernel = next((out / "kernels").glob("*/index.html")).read_text()
     assert "LayerNorm: 1 implementation ranked on 1 GPU, 1 run." in kernel
     assert "· 1 ranked" in kernel
     assert main(["build", str(FIXTURES / "site" / "content"), "--out", str(out)]) == 0
-    assert capsys.readouterr().out.startswith("built 61 pages (28 runs) in ")
+    assert capsys.readouterr().out.startswith("built 63 pages (28 runs) in ")
 
 
 def test_a_build_logs_a_line_per_stage_off_a_terminal(tmp_path: Path) -> None:

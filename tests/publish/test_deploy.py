@@ -129,7 +129,7 @@ def test_previews_are_noindex_and_bannered(
 ) -> None:
     site = _build(tmp_path, context, baseline)
     pages = _html_pages(site)
-    assert len(pages) == 62  # the 61 of production (60 pages and 404.html), and changes/
+    assert len(pages) == 64  # the 63 of production (62 pages and 404.html), and changes/
     for page in pages:
         html = page.read_text()
         assert '<meta name="robots" content="noindex">' in html, page

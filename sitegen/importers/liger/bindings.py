@@ -3,11 +3,9 @@ backend CSVs), or the reason the row does not bind."""
 
 from __future__ import annotations
 
-import ast
 import json
 import math
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -435,27 +433,3 @@ def _scalar(scalar: Scalar, config: Mapping[str, Any]) -> float:
         wanted = "a positive number" if scalar.positive else "a number"
         raise Unbound("bad-scalar", f"config {scalar.key} is {json.dumps(value)}, not {wanted}")
     return value  # type: ignore[return-value]
-
-
-_ARITHMETIC: dict[type[ast.operator], Callable[[int, int], int]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-}
-
-
-def evaluate(expression: str, axes: Mapping[str, int]) -> int:
-    """A derived-axis expression (integers, axis names, + - * // %, parentheses) over `axes`."""
-
-    def walk(node: ast.expr) -> int:
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-            return _ARITHMETIC[type(node.op)](walk(node.left), walk(node.right))
-        if isinstance(node, ast.Name):
-            return axes[node.id]
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        raise ValueError(f"not a derived-axis expression: {expression!r}")
-
-    return walk(ast.parse(expression, mode="eval").body)

@@ -10,13 +10,14 @@ from functools import cache
 from importlib import resources as package_files
 from typing import Any
 
-from sitegen.importers.liger.bindings import BINDINGS, Binding, Unbound, case_key, evaluate
+from sitegen.importers.liger.bindings import BINDINGS, Binding, Unbound, case_key
 from sitegen.importers.liger.gpus import gpu_of
 from sitegen.importers.liger.providers import PROJECTS, PROVIDERS, REPOSITORY
 from sitegen.importers.liger.rows import Row
 from sitegen.importers.liger.sources import Origin
 from sitegen.model.digest import API_VERSION, digest
 from sitegen.model.names import kebab
+from sitegen.model.values import evaluate_expression
 
 Json = dict[str, Any]
 
@@ -209,7 +210,7 @@ def workload(binding: Binding) -> Built:
         if dimension in axes:
             return axes[dimension]
         try:
-            value = evaluate(op_spec["axes"][dimension]["expression"], axes)
+            value = evaluate_expression(op_spec["axes"][dimension]["expression"], axes)
         except ZeroDivisionError:
             value = 0
         if value <= 0:
