@@ -71,7 +71,7 @@ def test_golden_site(site: Path) -> None:
 def test_seed_run_page(site: Path) -> None:
     page = (site / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
     assert "<title>LayerNorm · liger · backward · kernelindex</title>" in page
-    assert "<h1>LayerNorm · liger · backward</h1>" in page
+    assert "<h1 data-pagefind-body>LayerNorm · liger · backward</h1>" in page
     assert "578 µs" in page
     assert "577,632 ns" in page
     assert "p20 575 / p80 580 µs" in page

@@ -405,11 +405,11 @@ def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
     kernel = "kernels/liger-layer-norm/"
     summaries = {"", "compare/", "regressions/", "search/", "sources/"}
     summaries |= {f"{s}/" for s in ("gpus", "implementations", "kernels", "projects")}
-    summaries |= {"protocols/", "workloads/"}
+    summaries |= {"protocols/", "workloads/", "data-quality/", "methodology/"}
     assert sorted(rendered) == sorted(
         showing | summaries | {kernel, f"{kernel}history/liger-bench-nvidia-h100-80gb-hbm3/"}
     )
-    assert len(rendered) == 20 and len(list(out.rglob("index.html"))) == 79
+    assert len(rendered) == 22 and len(list(out.rglob("index.html"))) == 81
     cold = tmp_path / "cold"
     assert build_site(content, cold).out_dir is not None
     assert tree(out) == tree(cold)
