@@ -44,7 +44,7 @@ GROWTH = 8.0  # host-bound: the bytes moved across the flat stretch grow at leas
 # An 8× sweep of the main tensor moves a little less than 8× the bytes (its weights do not
 # grow with it): 1 % of slack.
 SLACK = 0.99
-# Flat: the largest median at most this much above the smallest, or within the widest
+# Not growing: no median more than this much above the stretch's first, or than the widest
 # relative p20–p80 spread of the stretch where that is wider (its own noise).
 FLAT = 0.10
 DISAGREEMENT = 2.0  # disagrees: the medians more than this factor apart
@@ -210,9 +210,9 @@ def host_bound(runs: Iterable[RunFacts], figures: Mapping[str, Figures]) -> list
 
 
 def _flat_stretches(points: list[_SweepPoint]) -> list[list[_SweepPoint]]:
-    """From each start, the longest stretch that is flat (its medians within the widest noise
-    of any of its runs) and grows GROWTH times or more; one inside a longer one is not
-    repeated."""
+    """From each start, the longest stretch whose latency does not grow (no median above the
+    first's by more than the widest noise of any of its runs) while its bytes grow GROWTH times
+    or more; one inside a longer one is not repeated."""
     found = []
     covered = 0
     for start in range(len(points)):
@@ -224,7 +224,9 @@ def _flat_stretches(points: list[_SweepPoint]) -> list[list[_SweepPoint]]:
             lowest, highest = min(lowest, value.centre), max(highest, value.centre)
             noise = max(noise, _relative_spread(value))
             grown = points[stop].bytes_moved >= GROWTH * SLACK * points[start].bytes_moved
-            if grown and lowest > 0 and highest <= lowest * (1 + noise):
+            # Not growing: no median above the stretch's first beyond the noise. A sweep that
+            # falls as its data grows 8× (a first point of overhead) is no more a kernel's.
+            if grown and lowest > 0 and highest <= points[start].value.centre * (1 + noise):
                 last = stop
         if last is not None and last >= covered:
             found.append(points[start : last + 1])
