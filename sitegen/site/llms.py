@@ -11,7 +11,15 @@ from sitegen.site.compare import MAX_RUNS, MIN_RUNS
 from sitegen.site.compare import PATH as COMPARE_PATH
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.search import PATH as SEARCH_PATH
-from sitegen.site.urls import RUN_ID_HEX, SECTION_TITLES, json_twin
+from sitegen.site.urls import (
+    DATA_QUALITY,
+    METHODOLOGY,
+    REGRESSIONS,
+    REGRESSIONS_FEED,
+    RUN_ID_HEX,
+    SECTION_TITLES,
+    json_twin,
+)
 
 _SECTIONS = (
     (
@@ -83,6 +91,15 @@ def llms_txt(lookup: SiteLookup) -> str:
             f"- [{SECTION_TITLES[section]}]({at(json_twin(section + '/'))}): {what}"
             for section, what in _SECTIONS
         ),
+        f"- [Regressions]({at(json_twin(REGRESSIONS))}): every step found in a series' "
+        "history (regression or improvement, of the code or of the environment), newest first;"
+        f" also an [Atom feed]({at(REGRESSIONS_FEED)})",
+        f"- [Data quality]({at(json_twin(DATA_QUALITY))}): the data-quality marks (over the "
+        "physical limit, no spread, host-bound sweep, disagrees, after a regression) counted by"
+        " source, GPU and kernel, with every marked run and its one-line reason",
+        f"- [Methodology]({at(json_twin(METHODOLOGY))}): how achieved bandwidth and throughput"
+        " (% of the GPU's peak) are computed, each mark's rule and threshold, and the reviewed "
+        "table of GPU peaks",
         "",
         "## Compare",
         "",

@@ -40,6 +40,10 @@ def test_a_title_a_quoted_summary_then_sections_of_links() -> None:
     assert named["Runs"] == "https://kernelindex.dev/runs/index.json"
     assert named["LayerNorm"] == "https://kernelindex.dev/kernels/liger-layer-norm/index.json"
     assert named["Compare runs"] == "https://kernelindex.dev/compare/"
+    assert named["Regressions"] == "https://kernelindex.dev/regressions/index.json"
+    assert named["Data quality"] == "https://kernelindex.dev/data-quality/index.json"
+    assert named["Methodology"] == "https://kernelindex.dev/methodology/index.json"
+    assert "[Atom feed](https://kernelindex.dev/regressions.xml)" in text
     assert "?runs=<id>,<id>" in text and text.endswith("\n")
 
 
