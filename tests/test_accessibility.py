@@ -21,6 +21,7 @@ from tests.test_browser import (  # noqa: F401
     base_url,
     browser,
     draw_all,
+    history_url,
     preview_url,
     rich_url,
 )
@@ -88,6 +89,42 @@ def test_no_axe_violations(
 ) -> None:
     found = violations(browser, f"{rich_url}/{PAGES[name]}", scheme)
     assert found == [], json.dumps(found, indent=1)
+
+
+HISTORY_PAGES = {
+    "regressions": "regressions/",
+    "history of a GPU": "kernels/liger-layer-norm/history/liger-bench-nvidia-h100-80gb-hbm3/",
+}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name", sorted(HISTORY_PAGES))
+def test_no_axe_violations_on_the_history_pages(
+    browser: Browser,  # noqa: F811
+    history_url: str,  # noqa: F811
+    name: str,
+    scheme: str,
+) -> None:
+    found = violations(browser, f"{history_url}/{HISTORY_PAGES[name]}", scheme)
+    assert found == [], json.dumps(found, indent=1)
+
+
+def test_no_axe_violations_on_a_history_chart(
+    browser: Browser,  # noqa: F811
+    history_url: str,  # noqa: F811
+) -> None:
+    """The shape's page, reached from the GPU's (its path carries the shape's digest tag)."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{history_url}/{HISTORY_PAGES['history of a GPU']}")
+        href = page.locator("a[href*='hidden4096']").first.get_attribute("href")
+    finally:
+        context.close()
+    assert href
+    for scheme in ("light", "dark"):
+        found = violations(browser, f"{history_url}{href}", scheme)
+        assert found == [], json.dumps(found, indent=1)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -175,6 +175,19 @@ def kernelindex_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple
 
 
 @pytest.fixture(scope="module")
+def history_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """LayerNorm's Liger forward on the H100 at nine commits, a 1.3× step between the fifth
+    and the sixth (tests/analysis/test_regressions.py `with_commits`)."""
+    from tests.analysis.test_regressions import with_commits
+
+    root = tmp_path_factory.mktemp("history")
+    content = with_commits(root, [50_000] * 5 + [65_000] * 4, revisions=True)
+    out = root / "public"
+    assert build_site(content, out).out_dir is not None
+    yield from _serve(out)
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
     with sync_playwright() as playwright:
@@ -673,3 +686,34 @@ def test_serve_reloads_the_page_after_a_rebuild(browser: Browser, tmp_path: Path
         finally:
             server.send_signal(signal.SIGTERM)
             assert server.wait(timeout=30) == 0
+
+
+def test_the_regressions_page_filters_and_leads_to_a_history_chart_of_every_commit(
+    browser: Browser, history_url: str
+) -> None:
+    problems: list[str] = []
+    page = open_page(browser, f"{history_url}/regressions/", problems)
+    steps = page.locator("table.steps-table tbody tr")
+    expect(page.locator("output.step-count")).to_have_text("1 of 1 shown")
+    assert steps.first.get_attribute("data-kind") == "regression"
+    assert "1.30× slower" in steps.first.inner_text()
+    page.select_option("select[data-filter=kind]", "improvement")
+    expect(page.locator("output.step-count")).to_have_text("0 of 1 shown")
+    expect(steps.first).to_be_hidden()
+    page.select_option("select[data-filter=kind]", "")
+    steps.first.get_by_role("link").last.click()  # its chart
+    page.wait_for_url(re.compile(r"/history/[^/]+/[^/]*hidden4096"))
+    draw_all(page)
+    figure = page.locator(".chart-block").first
+    assert "Liger" in figure.locator(".legendtext").all_text_contents()
+    # Every commit's run drawn: the Liger trace holds nine points, the regression one.
+    points = page.evaluate(
+        "() => Object.fromEntries(document.querySelector('.js-plotly-plot').data"
+        ".filter(t => t.name).map(t => [t.name, t.x.length]))"
+    )
+    assert points["Liger"] == 9 and points["regression"] == 1, points
+    assert "1.30× slower (regression)" in figure.locator("ul.steps").inner_text()
+    table = figure.locator("details", has_text="Liger:")
+    table.locator("summary").click()
+    assert table.locator("tbody tr").count() == 9
+    assert problems == []
