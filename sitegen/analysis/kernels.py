@@ -370,3 +370,8 @@ def newest_first(runs: Iterable[RunFacts]) -> list[RunFacts]:
 
 def _age(run: RunFacts) -> tuple[str, str]:
     return (run.observed_at, run.digest)
+
+
+def newer(run: RunFacts, held: RunFacts | None) -> bool:
+    """Whether `run` is newer than `held` (None: nothing held yet), in `newest_first`'s order."""
+    return held is None or _age(run) > _age(held)

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import Analysis, RunFacts
+from sitegen.analysis.kernels import Analysis, RunFacts, newer
 from sitegen.analysis.speed_of_light import Figures
 from sitegen.content.catalog import Catalog
 from sitegen.content.run_summary import LATENCY, Value
@@ -262,8 +262,7 @@ def disagreements(
             continue
         cell = newest[(run.series_key, run.workload, run.pass_name, product)]
         where = (run.environment, run.source)
-        held = cell.get(where)
-        if held is None or (run.observed_at, run.digest) > (held.observed_at, held.digest):
+        if newer(run, cell.get(where)):
             cell[where] = run
     found: list[tuple[str, Mark]] = []
     for (_, _, _, product), places in sorted(newest.items()):

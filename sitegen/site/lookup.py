@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sitegen.analysis.kernels import Analysis, Kernel, RunFacts, Series
+from sitegen.analysis.kernels import Analysis, Kernel, RunFacts, Series, newer
 from sitegen.analysis.regressions import DEFAULT_THRESHOLD
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
@@ -339,8 +339,7 @@ def _ranked_signature(lookup: SiteLookup, cohort: tuple[str, str, str]) -> str:
     newest: dict[tuple[str, str], RunFacts] = {}
     for run in lookup.analysis.cohorts[cohort]:
         key = (run.kernel_key, run.series_key)
-        held = newest.get(key)
-        if held is None or (run.observed_at, run.digest) > (held.observed_at, held.digest):
+        if newer(run, newest.get(key)):
             newest[key] = run
     return lookup.runs_signature(newest[key] for key in sorted(newest))
 
