@@ -45,57 +45,9 @@ class IndexFormatError(ValueError):
 
 def canonicalise(index: Path) -> None:
     """Rewrite the index in the folder `index` so that its bytes depend on the pages alone."""
-    entry_path = index / ENTRY
-    text = entry_path.read_text(encoding="utf-8")
-    entry = json.loads(text)
-    if entry.get("version") != PAGEFIND_VERSION:
-        raise IndexFormatError(
-            f"{ENTRY} is of pagefind {entry.get('version')!r}: sitegen rewrites the index of "
-            f"pagefind {PAGEFIND_VERSION} only (pip install 'sitegen[search]')"
-        )
-    for language, details in sorted(entry["languages"].items()):
-        old_hash = details["hash"]
-        meta_path = index / f"pagefind.{old_hash}.pf_meta"
-        meta = read(meta_path)
-        if meta[_SORTS]:
-            raise IndexFormatError("the index has sorts (data-pagefind-sort): not renumbered")
-        pages = meta[_PAGES]
-        # By URL: a page's fragment (named by its hash) says which page it is.
-        order = sorted(range(len(pages)), key=lambda n: (_url(index, pages[n][0]), pages[n][0]))
-        number = [0] * len(order)  # by a page's old number, its new one
-        for new, old in enumerate(order):
-            number[old] = new
-        meta[_PAGES] = [pages[old] for old in order]
-        chunks: set[str] = set()
-        for chunk in meta[_CHUNKS]:
-            path = index / "index" / f"{chunk[2]}.pf_index"
-            body = encode([[_renumbered_word(word, number) for word in read(path)[0]]])
-            path.unlink()
-            chunk[2] = _name(language, body, 7, chunks)
-            _write(index / "index" / f"{chunk[2]}.pf_index", body)
-        filters = sorted(meta[_FILTERS], key=lambda item: str(item[0]))
-        bodies = []
-        for name, filter_hash in filters:
-            path = index / "filter" / f"{filter_hash}.pf_filter"
-            filter_name, values = read(path)
-            path.unlink()
-            shown: dict[str, set[int]] = {}
-            for value, listed in values:
-                shown.setdefault(filter_value_html(value), set()).update(number[p] for p in listed)
-            renumbered = [[value, sorted(pages)] for value, pages in shown.items()]
-            bodies.append((name, encode([filter_name, sorted(renumbered, key=_by_value)])))
-        names: set[str] = set()
-        meta[_FILTERS] = []
-        for name, body in bodies:
-            found = _name(language, body, 7, names)
-            _write(index / "filter" / f"{found}.pf_filter", body)
-            meta[_FILTERS].append([name, found])
-        body = encode(meta)
-        new_hash = _name(language, body, 10, set())
-        meta_path.unlink()
-        _write(index / f"pagefind.{new_hash}.pf_meta", body)
-        text = text.replace(f'"{old_hash}"', f'"{new_hash}"')
-    entry_path.write_text(text, encoding="utf-8")
+    moved = index.with_name(index.name + ".pagefind")
+    index.rename(moved)
+    merge_parts([moved], index)
 
 
 # Page entries per index chunk the merge writes: chunks of ~25 KB compressed, as Pagefind's own
@@ -104,21 +56,26 @@ CHUNK_ENTRIES = 12_000
 
 
 def merge_parts(parts: list[Path], into: Path) -> None:
-    """Merge the indexes Pagefind wrote into the folders `parts` (each of other pages) into one
-    index in the folder `into`, which does not exist yet: the pages of all, each word's pages
-    and each filter value's pages joined, as one run of Pagefind over all the pages would have
-    indexed them (its words, word counts, fragments and filters; chunked by CHUNK_ENTRIES).
-    The parts are consumed. `canonicalise` then numbers the pages by URL and names the files."""
+    """Join the indexes Pagefind wrote into the folders `parts` (one or more, each of other
+    pages) into one index in the folder `into`, which does not exist yet, in its canonical form:
+    the pages of all numbered by URL, each word's pages (and each variant's) and each filter
+    value's joined, as one run of Pagefind over all the pages would have indexed them (its
+    words, word counts, fragments and filters), the words cut into chunks of CHUNK_ENTRIES,
+    filters by name and values by value, each file named by the sha256 of its CBOR. The same
+    pages give the same bytes however they were cut into parts and walked. The parts are
+    consumed; each file is read once and written once."""
     entries = [json.loads((part / ENTRY).read_text(encoding="utf-8")) for part in parts]
     for entry in entries:
         if entry.get("version") != PAGEFIND_VERSION:
             raise IndexFormatError(
-                f"{ENTRY} is of pagefind {entry.get('version')!r}: sitegen merges the index of "
-                f"pagefind {PAGEFIND_VERSION} only"
+                f"{ENTRY} is of pagefind {entry.get('version')!r}: sitegen rewrites the index "
+                f"of pagefind {PAGEFIND_VERSION} only (pip install 'sitegen[search]')"
             )
     parts[0].rename(into)  # its interface, its wasm files and its fragments, moved whole
     (into / ENTRY).unlink()
     (into / "fragment").mkdir(exist_ok=True)
+    for kind in ("index", "filter"):
+        (into / kind).mkdir(exist_ok=True)
     for part in parts[1:]:
         for fragment in sorted((part / "fragment").glob("*.pf_fragment")):
             fragment.replace(into / "fragment" / fragment.name)
@@ -139,83 +96,91 @@ def merge_parts(parts: list[Path], into: Path) -> None:
             meta_path = folder / f"pagefind.{details['hash']}.pf_meta"
             metas.append((folder, read(meta_path)))
             meta_path.unlink()
-        name = f"{language}_merged"
-        meta = _merged_meta(metas, into, name)
-        _write(into / f"pagefind.{name}.pf_meta", encode(meta))
-        wasm = held[0][1]["wasm"]
+        body = encode(_merged_meta(metas, into, language))
+        name = _name(language, body, 10, set())
+        _write(into / f"pagefind.{name}.pf_meta", body)
         merged["languages"][language] = {
+            **held[0][1],
             "hash": name,
-            "wasm": wasm,
-            "page_count": len(meta[_PAGES]),
+            "page_count": sum(len(meta[_PAGES]) for _, meta in metas),
         }
     text = json.dumps(merged, separators=(",", ":"), ensure_ascii=False)  # as Pagefind writes it
     (into / ENTRY).write_text(text, encoding="utf-8")
 
 
-def _merged_meta(metas: list[tuple[Path, Any]], into: Path, name: str) -> list[Any]:
-    """One language's metadata of the parts `metas`, their chunks and filters merged into
-    `into` (named `name_<n>`, renamed by `canonicalise`), each part's pages after the last's."""
-    offsets, total = [], 0
-    for _, meta in metas:
+def _merged_meta(metas: list[tuple[Path, Any]], into: Path, language: str) -> list[Any]:
+    """One language's metadata of the parts `metas`, their chunks and filters written into
+    `into`: every page numbered by its URL (a page's fragment, named by its hash, says which
+    page it is), whichever part and place Pagefind gave it."""
+    held: list[tuple[str, str, int, int]] = []  # (URL, fragment, part, number in the part)
+    for part, (_, meta) in enumerate(metas):
         if meta[_SORTS]:
             raise IndexFormatError("the index has sorts (data-pagefind-sort): not merged")
-        offsets.append(total)
-        total += len(meta[_PAGES])
+        held += [(_url(into, page[0]), page[0], part, n) for n, page in enumerate(meta[_PAGES])]
+    held.sort()
+    numbers = [[0] * len(meta[_PAGES]) for _, meta in metas]  # by part and old number, the new
+    for new, (_, _, part, old) in enumerate(held):
+        numbers[part][old] = new
+    pages = [metas[part][1][_PAGES][old] for _, _, part, old in held]
     fields: list[str] = []
     for _, meta in metas:
         fields.extend(field for field in meta[_FIELDS] if field not in fields)
     streams = [
-        _words(folder, meta[_CHUNKS], offset)
-        for (folder, meta), offset in zip(metas, offsets, strict=True)
+        _words(folder, meta[_CHUNKS], number)
+        for (folder, meta), number in zip(metas, numbers, strict=True)
     ]
     chunks: list[list[Any]] = []
+    names: set[str] = set()
     chunk: list[list[Any]] = []
-    held = 0
-    for word, pages, variants in _joined(streams):
+    entries = 0
+    for word, found, variants in _joined(streams):
         forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
-        chunk.append([word, _deltas(pages), forms])
-        held += len(pages) + sum(len(found) for found in variants.values())
-        if held >= CHUNK_ENTRIES:
-            chunks.append(_chunk_written(into, f"{name}_{len(chunks)}", chunk))
-            chunk, held = [], 0
+        chunk.append([word, _deltas(found), forms])
+        entries += len(found) + sum(len(listed) for listed in variants.values())
+        if entries >= CHUNK_ENTRIES:
+            chunks.append(_chunk_written(into, language, chunk, names))
+            chunk, entries = [], 0
     if chunk:
-        chunks.append(_chunk_written(into, f"{name}_{len(chunks)}", chunk))
-    values: dict[str, dict[str, list[int]]] = {}
-    for (folder, meta), offset in zip(metas, offsets, strict=True):
+        chunks.append(_chunk_written(into, language, chunk, names))
+    values: dict[str, dict[str, set[int]]] = {}
+    for (folder, meta), number in zip(metas, numbers, strict=True):
         for filter_name, filter_hash in meta[_FILTERS]:
             path = folder / "filter" / f"{filter_hash}.pf_filter"
-            for value, pages in read(path)[1]:
-                values.setdefault(filter_name, {}).setdefault(value, []).extend(
-                    page + offset for page in pages
-                )
+            listed = read(path)[1]
             path.unlink()
+            shown = values.setdefault(str(filter_name), {})
+            for value, found in listed:
+                shown.setdefault(filter_value_html(value), set()).update(number[p] for p in found)
     filters = []
-    (into / "filter").mkdir(exist_ok=True)
-    for number, (filter_name, found) in enumerate(sorted(values.items())):
-        body = encode([filter_name, [[value, pages] for value, pages in found.items()]])
-        _write(into / "filter" / f"{name}_{number}.pf_filter", body)
-        filters.append([filter_name, f"{name}_{number}"])
-    pages = [page for _, meta in metas for page in meta[_PAGES]]
+    for filter_name, shown in sorted(values.items()):
+        renumbered = sorted(
+            [[value, sorted(found)] for value, found in shown.items()], key=_by_value
+        )
+        body = encode([filter_name, renumbered])
+        found_name = _name(language, body, 7, names)
+        _write(into / "filter" / f"{found_name}.pf_filter", body)
+        filters.append([filter_name, found_name])
     return [metas[0][1][0], pages, chunks, filters, [], fields]
 
 
-def _words(folder: Path, chunks: list[Any], offset: int) -> Any:
+def _words(folder: Path, chunks: list[Any], number: list[int]) -> Any:
     """A part's words in order: each with its pages and its variants' (the forms with
-    diacritics that index under it: `ağaç` under `agac`), pages as [absolute page number +
-    offset, the rest of the entry]; each chunk read when reached, and removed."""
+    diacritics that index under it: `ağaç` under `agac`), pages as [new page number, the rest
+    of the entry] (`number`: by the part's page number, the new); each chunk read when
+    reached, and removed."""
     for chunk in chunks:
         path = folder / "index" / f"{chunk[2]}.pf_index"
         for word in read(path)[0]:
-            variants = {form: _absolute(pages, offset) for form, pages in word[2]}
-            yield word[0], _absolute(word[1], offset), variants
+            variants = {form: _absolute(pages, number) for form, pages in word[2]}
+            yield word[0], _absolute(word[1], number), variants
         path.unlink()
 
 
-def _absolute(pages: list[list[Any]], offset: int) -> list[list[Any]]:
-    page, found = offset, []
+def _absolute(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:
+    page, found = 0, []
     for entry in pages:
         page += entry[0]
-        found.append([page, *entry[1:]])
+        found.append([number[page], *entry[1:]])
     return found
 
 
@@ -246,9 +211,10 @@ def _deltas(pages: list[list[Any]]) -> list[list[Any]]:
     return pages
 
 
-def _chunk_written(into: Path, name: str, words: list[list[Any]]) -> list[Any]:
-    (into / "index").mkdir(exist_ok=True)
-    _write(into / "index" / f"{name}.pf_index", encode([words]))
+def _chunk_written(into: Path, language: str, words: list[list[Any]], names: set[str]) -> list[Any]:
+    body = encode([words])
+    name = _name(language, body, 7, names)
+    _write(into / "index" / f"{name}.pf_index", body)
     return [words[0][0], words[-1][0], name]
 
 
@@ -268,26 +234,6 @@ def _url(index: Path, fragment_hash: str) -> str:
     if not isinstance(url, str):
         raise IndexFormatError(f"{fragment_hash}.pf_fragment: its url is not a string")
     return url
-
-
-def _renumbered_word(word: list[Any], number: list[int]) -> list[Any]:
-    """A word's entry with its pages, and each variant's, renumbered (in place)."""
-    _renumbered(word[1], number)
-    for variant in word[2]:
-        _renumbered(variant[1], number)
-    return word
-
-
-def _renumbered(pages: list[list[Any]], number: list[int]) -> None:
-    """Delta-coded pages renumbered in place: absolute, mapped, sorted, deltas again."""
-    total = 0
-    for page in pages:
-        total += page[0]
-        page[0] = number[total]
-    pages.sort(key=_first)
-    before = 0
-    for page in pages:
-        page[0], before = page[0] - before, page[0]
 
 
 def _first(item: list[Any]) -> int:

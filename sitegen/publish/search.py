@@ -5,12 +5,13 @@ its command line, run over trees of hard links to the site's pages (the pages on
 index, no work folder), one tree per part of at most PART_PAGES pages in path order. Pagefind's
 memory grows with the number of pages one run indexes, hardly with their size, so parts indexed
 one after another bound it; `pagefind_format.merge_parts` joins them into the one index the
-search page loads, as one run over every page would have made it. Pagefind numbers the pages in
-the order it walks them, the file system's listing order (`walk_for_files` in its src/lib.rs,
-1.5.2), and orders filters by a seeded hash map; `pagefind_format.canonicalise` rewrites the
-index so that the same pages give the same bytes on any machine. Which pages are indexed, and
-with which filters, the pages say (`data-pagefind-body`, `data-pagefind-filter`:
-templates/_base.html; a run page only its title and what was measured, run.html).
+search page loads, as one run over every page would have made it, and in the same pass makes
+its bytes follow the pages alone: Pagefind numbers the pages in the order it walks them, the
+file system's listing order (`walk_for_files` in its src/lib.rs, 1.5.2), and orders filters by
+a seeded hash map. Which pages are indexed, and with which filters, the pages say
+(`data-pagefind-body`, `data-pagefind-filter`: templates/_base.html; a run page only its title
+and what was measured, and a replaced run's page nothing: run.html); only those are handed to
+Pagefind, which would spend a parse on each of the others.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.publish.pagefind_format import ENTRY, canonicalise, merge_parts
+from sitegen.publish.pagefind_format import ENTRY, merge_parts
 
 FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
 # What the index leaves out of the pages' text (selectors of templates/*.html): numbers, chart
@@ -94,7 +95,7 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
     """Index the HTML pages under `site` into the folder `into`. `work` is a folder that does
     not exist yet, on the file system of `site` (the pages' links go there); it is removed."""
     started = time.perf_counter()
-    found = html_pages(site)
+    found = indexed_pages(site)
     parts = [found[at : at + PART_PAGES] for at in range(0, len(found), PART_PAGES)] or [[]]
     outputs = [work / f"index-{number}" for number in range(len(parts))]
     try:
@@ -104,11 +105,8 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
             _run_pagefind(binary, pages, output, work)
             shutil.rmtree(pages, ignore_errors=True)
         try:
-            if len(outputs) == 1:
-                outputs[0].rename(into)  # nothing to merge: Pagefind's own index
-            else:
-                merge_parts(outputs, into)
-            canonicalise(into)  # pagefind 1.5.2's bytes follow the folder's listing order
+            # One part or many: its bytes made to follow the pages, not the listing order.
+            merge_parts(outputs, into)
         except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
             raise SearchError(f"the index pagefind wrote: {error}") from None
     finally:
@@ -156,6 +154,19 @@ def html_pages(site: Path) -> list[str]:
         prefix = "" if relative == "." else relative + "/"
         found.extend(prefix + name for name in files if name.endswith(".html"))
     return sorted(found)
+
+
+# Pagefind's own marker: once one page carries it, a page without it is not indexed.
+BODY_MARKER = b"data-pagefind-body"
+
+
+def indexed_pages(site: Path) -> list[str]:
+    """The pages Pagefind would index (`html_pages` with the marker), so that it is handed only
+    those: a page it would skip still costs it a parse (a kernel's history pages, a replaced
+    run's page). As Pagefind does, every page when none has the marker."""
+    found = html_pages(site)
+    marked = [path for path in found if BODY_MARKER in (site / path).read_bytes()]
+    return marked or found
 
 
 def link_pages(site: Path, pages: Path, paths: list[str]) -> int:

@@ -189,6 +189,12 @@ class SiteLookup:
             return None
         return self.page_key("run", *shown, self.memo(_ranked_signature)(run.cohort), runs=[run])
 
+    def replaced(self, run: RunFacts) -> bool:
+        """Whether a newer run of its series at its workload, protocol and GPU replaces it (its
+        page says so; charts and rankings show the newer one)."""
+        newest = self.memo(_newest_in_cohort)(run.cohort)
+        return newest[(run.kernel_key, run.series_key)].digest != run.digest
+
     def runs_signature(self, runs: Iterable[RunFacts]) -> str:
         shown = list(runs)
         digest = hashlib.sha256("".join([run.entry.token for run in shown]).encode())
@@ -335,12 +341,19 @@ def _series_by_key(lookup: SiteLookup, kernel_key: str) -> dict[str, Series]:
     return lookup.kernels[kernel_key].series_by_key
 
 
-def _ranked_signature(lookup: SiteLookup, cohort: tuple[str, str, str]) -> str:
+def _newest_in_cohort(
+    lookup: SiteLookup, cohort: tuple[str, str, str]
+) -> dict[tuple[str, str], RunFacts]:
     newest: dict[tuple[str, str], RunFacts] = {}
     for run in lookup.analysis.cohorts[cohort]:
         key = (run.kernel_key, run.series_key)
         if newer(run, newest.get(key)):
             newest[key] = run
+    return newest
+
+
+def _ranked_signature(lookup: SiteLookup, cohort: tuple[str, str, str]) -> str:
+    newest = lookup.memo(_newest_in_cohort)(cohort)
     return lookup.runs_signature(newest[key] for key in sorted(newest))
 
 

@@ -152,7 +152,11 @@ def run_page(lookup: SiteLookup, run: RunFacts) -> Page:
         f"on {gpu}, {run.shape.label()}.",
         "runs",
         [run],
-        search=search_tags(
+        # A replaced run is found through the newer one and its history, not by itself: the
+        # index holds one run a cell, not a per-commit history of look-alike results.
+        search=None
+        if lookup.replaced(run)
+        else search_tags(
             lookup, "Run", [run], title=f"{run.title} · {gpu} · {run.shape.label()}"
         )._replace(whole=False),
     )

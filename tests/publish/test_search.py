@@ -167,7 +167,8 @@ def test_an_index_made_in_parts_is_the_index_made_at_once(
     out = tmp_path / "public"
     result = build_site(SITE_CONTENT, out, search=True)
     assert result.search is not None and result.search.pages == INDEXED
-    assert runs == [20, 20, 20, 3]  # 63 HTML files, lists, search/ and 404.html not indexed
+    # Only the INDEXED pages of the 63 HTML files: lists, search/ and 404.html not handed over.
+    assert runs == [20, 20, 8]
     # Its word index fits one chunk, as Pagefind's own did: the very same bytes.
     assert index_of(out) == index_of(built)
     monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", 100)
@@ -246,6 +247,12 @@ def linking_in(order: str) -> object:
     return link
 
 
+def raw_index(parts: list[Path], into: Path) -> None:
+    """Pagefind's index of one part, as it wrote it: not merged, not canonicalised."""
+    (part,) = parts
+    part.rename(into)
+
+
 def test_the_same_pages_walked_in_another_order_give_the_same_index(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -262,7 +269,7 @@ def test_the_same_pages_walked_in_another_order_give_the_same_index(
         indexes = {}
         for canonical in (False, True):
             if not canonical:  # Pagefind's own bytes: the order shows through
-                monkeypatch.setattr(sitegen.publish.search, "canonicalise", lambda index: None)
+                monkeypatch.setattr(sitegen.publish.search, "merge_parts", raw_index)
             else:
                 monkeypatch.undo()
             for order in ("forward", "backward"):
@@ -292,6 +299,27 @@ def test_the_pages_are_linked_in_path_order_never_an_old_index(tmp_path: Path) -
         os.stat(tmp_path / "links" / "a" / "index.html").st_ino
         == os.stat(site / "a" / "index.html").st_ino
     )  # a hard link, not a copy
+
+
+def test_only_the_pages_pagefind_would_index_are_handed_to_it(tmp_path: Path) -> None:
+    """A page without `data-pagefind-body` is one Pagefind skips once another has it, after
+    parsing it: it is not handed over. A site where no page has it is indexed whole."""
+    site = tmp_path / "site"
+    pages = {
+        "a/index.html": "<main data-pagefind-body><p>kernel</p></main>",
+        "b/index.html": "<main><p>a replaced run</p></main>",
+        "c/index.html": "<main><h1 data-pagefind-body>a run</h1></main>",
+    }
+    for path, text in pages.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(f'<html lang="en"><body>{text}</body></html>')
+    assert sitegen.publish.search.indexed_pages(site) == ["a/index.html", "c/index.html"]
+    binary = pagefind_binary()
+    assert binary is not None
+    assert index_search(site, tmp_path / "index", tmp_path / "work", binary).pages == 2
+    for path in ("a/index.html", "c/index.html"):
+        (site / path).write_text("<html><body><main>plain</main></body></html>")
+    assert sitegen.publish.search.indexed_pages(site) == sorted(pages)
 
 
 def test_pages_are_copied_where_hard_links_fail(

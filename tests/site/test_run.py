@@ -51,6 +51,11 @@ def test_a_run_page_says_whether_the_run_is_the_fastest_here(tmp_path: Path) -> 
     assert earlier.ranking.rows[[r.this for r in earlier.ranking.rows].index(True)].versus == (
         "the newer run"
     )
+    # Found through the newer run, not by itself: the search index holds one run a cell.
+    assert earlier.meta.search is None
+    assert seed.meta.search is not None
+    newer = pages[earlier.ranking.newer.href.removeprefix("/")].built().context
+    assert isinstance(newer, RunContext) and newer.meta.search is not None
 
 
 def test_the_run_page_names_the_implementation_as_the_kernel_page_does() -> None:
