@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from sitegen.analysis.kernels import Kernel, RunFacts, Series
+from sitegen.analysis.kernels import Kernel, RunFacts, Series, newest_first
 from sitegen.analysis.series import sweeps
 from sitegen.content.records import RecordEvent, RecordHistory
 from sitegen.content.run_summary import LATENCY, Shape, Value
@@ -187,7 +187,7 @@ def _cohort(
         workload,
         runs[0].shape,
         entries,
-        tuple(sorted(failed, key=lambda r: (r.observed_at, r.digest), reverse=True)),
+        tuple(newest_first(failed)),
         tuple(sorted(unvalued, key=lambda r: r.digest)),
         tuple((key, records.comparisons[key]) for key in held),
     )

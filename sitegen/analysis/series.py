@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import Kernel, RunFacts, Series
+from sitegen.analysis.kernels import Kernel, RunFacts, Series, newest_first
 from sitegen.content.run_summary import LATENCY, Shape, Value
 from sitegen.model.names import short_hash
 
@@ -248,7 +248,7 @@ def rank_cohort(
         by_series = grouped
     measured: list[tuple[Series, RunFacts, Value | None, tuple[RunFacts, ...]]] = []
     for key, runs in by_series.items():
-        ordered = sorted(runs, key=lambda r: (r.observed_at, r.digest), reverse=True)
+        ordered = newest_first(runs)
         newest = ordered[0]
         value = newest.value(metric, unit) if newest.status == "passed" else None
         measured.append((series[key], newest, value, tuple(ordered[1:])))
