@@ -27,7 +27,8 @@ from typing import ClassVar
 from urllib.request import urlopen
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, Route, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import sitegen.publish.search
 from sitegen.pipeline import build_site, manifest_of_content
@@ -460,6 +461,47 @@ def test_search_filters_by_kernel_gpu_pass_and_implementation(
     assert len(titles) == 5 and all("NVIDIA A100 SXM4-80GB" in t for t in titles), titles
     assert "q=layernorm" in page.url  # the words stay in the address
     assert problems == []
+
+
+@pytest.mark.parametrize("typed", [False, True])
+def test_search_lists_every_filter_group_when_a_filter_file_comes_late(
+    browser: Browser, base_url: str, typed: bool
+) -> None:
+    """Pagefind's interface keeps the filter groups of the first results it gets: one filter
+    file held back until a search could have been answered, every group is still listed, for
+    a search from the address and for one typed."""
+    problems: list[str] = []
+    page = browser.new_page()
+    page.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
+    held: list[Route] = []
+
+    def hold_first(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/*.pf_filter", hold_first)
+    if typed:
+        page.goto(f"{base_url}/search/")
+        page.locator("#search-input").fill("layernorm")
+    else:
+        page.goto(f"{base_url}/search/?q=layernorm")
+    wait_until_held(page, held)
+    # Time for a search that did not wait for the filters to be answered and drawn
+    with contextlib.suppress(PlaywrightTimeout):
+        page.locator(".pagefind-ui__result").first.wait_for(timeout=3_000)
+    held[0].continue_()
+    page.locator(".pagefind-ui__result").first.wait_for(timeout=20_000)
+    expect(page.locator(".pagefind-ui__filter-name")).to_have_count(5, timeout=10_000)
+    assert problems == []
+
+
+def wait_until_held(page: Page, held: list[Route]) -> None:
+    deadline = time.monotonic() + 20
+    while not held:
+        assert time.monotonic() < deadline, "no filter file was asked for"
+        page.wait_for_timeout(50)
 
 
 def test_search_filters_show_markup_in_names_as_text(browser: Browser, hostile_url: str) -> None:
