@@ -37,7 +37,38 @@
     });
     labelInput(0);
     var term = new URLSearchParams(window.location.search).get("q");
-    if (term) ui.triggerSearch(term);
+    filtersLoaded(bundle).then(function (groups) {
+      if (term) ui.triggerSearch(term);
+      else if (typed() && shownGroups() < groups && !anyChecked()) ui.triggerFilters({});
+    }, function () {
+      if (term) ui.triggerSearch(term);
+    });
+  }
+
+  // Pagefind's interface lists the filter groups of the results it gets first and keeps them
+  // (ui.svelte, 1.5.2): a search answered before every filter file has arrived lists fewer
+  // groups for good. So the filters are loaded first, through the module the interface imports
+  // (one instance, its loaded files shared), and only then does the address's search run; a
+  // search typed meanwhile is run again, unless a filter is already chosen.
+  function filtersLoaded(bundle) {
+    return import(bundle + "pagefind.js").then(function (pagefind) {
+      return pagefind.filters();
+    }).then(function (filters) {
+      return Object.keys(filters || {}).length;
+    });
+  }
+
+  function typed() {
+    var input = document.querySelector("#search .pagefind-ui__search-input");
+    return input !== null && input.value.trim() !== "";
+  }
+
+  function shownGroups() {
+    return document.querySelectorAll("#search .pagefind-ui__filter-name").length;
+  }
+
+  function anyChecked() {
+    return document.querySelector("#search .pagefind-ui__filter-checkbox:checked") !== null;
   }
 
   // Pagefind's input has a title only: the page's own visible label names it.
