@@ -724,12 +724,14 @@ def table(results: dict[str, Any]) -> str:
         ]
     for label, row in searched:
         s, h = row["sitegen-search"], row.get("hugo-pagefind")
-        hugo = f"{h['wall_s']:.2f} s | {h['peak_pss_mib']:,} MiB | **{row['search_ratio']:.2f}**"
+        hugo = (
+            f"{h['wall_s']:.2f} s | {h['peak_pss_mib']:,} MiB | **{row['search_ratio']:.2f}**"
+            if h
+            else "— | — | —"
+        )
         plain = f"**{row['ratio']:.2f}**" if "ratio" in row else "—"
         lines.append(
-            f"| {label} | {s['wall_s']:.2f} s | {s['peak_pss_mib']:,} MiB | "
-            + (hugo if h else "— | — | —")
-            + f" | {plain} |"
+            f"| {label} | {s['wall_s']:.2f} s | {s['peak_pss_mib']:,} MiB | {hugo} | {plain} |"
         )
     against += [
         f"{label} with search: {row['sitegen-search']['wall_s']:.2f} s against "

@@ -98,6 +98,26 @@ def test_the_table_says_where_each_size_was_built() -> None:
     assert rows[3].startswith("| 1M | disk | 500.00 s |") and rows[3].endswith("| — | — | — |")
 
 
+def test_a_size_built_with_search_but_without_hugo_has_its_row() -> None:
+    """`--no-hugo` at a size too big for Hugo then Pagefind (300k): sitegen's two builds, no
+    ratios."""
+    results = {
+        "repeat": 1,
+        "date": "2026-12-03",
+        "machine": {"cpus": 2, "python": "3.11.7"},
+        "sizes": {
+            "300k": {
+                "runs": 300_000,
+                "output": "tmpfs",
+                "sitegen": _summary(216.1, 2480),
+                "sitegen-search": _summary(339.7, 2898),
+            },
+        },
+    }
+    rows = table(results).splitlines()
+    assert "| 300k | 339.70 s | 2,898 MiB | — | — | — | — |" in rows
+
+
 def test_this_checkouts_builds_make_no_search_index_unless_asked() -> None:
     """Either checkout (this one, or `--against`'s with its own Python) is built with the same
     flags: without an index unless the search pipeline is the one timed."""
