@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
@@ -214,9 +214,14 @@ def open_page(browser: Browser, url: str, problems: list[str]) -> Page:
 def wait_until(page: Page, expression: str, timeout: float = 10.0) -> None:
     """Poll `expression` until it is true (`wait_for_function` evaluates a string, which the
     pages' CSP forbids)."""
+    poll(page, lambda: bool(page.evaluate(expression)), expression, timeout)
+
+
+def poll(page: Page, condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    """Check `condition` every 50 ms, the page's events handled between checks, until it holds."""
     deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"still false after {timeout} s: {expression}"
+    while not condition():
+        assert time.monotonic() < deadline, f"still false after {timeout} s: {what}"
         page.wait_for_timeout(50)
 
 
@@ -487,7 +492,7 @@ def test_search_lists_every_filter_group_when_a_filter_file_comes_late(
         page.locator("#search-input").fill("layernorm")
     else:
         page.goto(f"{base_url}/search/?q=layernorm")
-    wait_until_held(page, held)
+    poll(page, lambda: bool(held), "a filter file asked for", timeout=20)
     # Time for a search that did not wait for the filters to be answered and drawn
     with contextlib.suppress(PlaywrightTimeout):
         page.locator(".pagefind-ui__result").first.wait_for(timeout=3_000)
@@ -495,13 +500,6 @@ def test_search_lists_every_filter_group_when_a_filter_file_comes_late(
     page.locator(".pagefind-ui__result").first.wait_for(timeout=20_000)
     expect(page.locator(".pagefind-ui__filter-name")).to_have_count(5, timeout=10_000)
     assert problems == []
-
-
-def wait_until_held(page: Page, held: list[Route]) -> None:
-    deadline = time.monotonic() + 20
-    while not held:
-        assert time.monotonic() < deadline, "no filter file was asked for"
-        page.wait_for_timeout(50)
 
 
 def test_search_filters_show_markup_in_names_as_text(browser: Browser, hostile_url: str) -> None:

@@ -37,11 +37,10 @@
     });
     labelInput(0);
     var term = new URLSearchParams(window.location.search).get("q");
-    filtersLoaded(bundle).then(function (groups) {
+    // Filters that failed to load count as none: the address's search still runs.
+    filtersLoaded(bundle).catch(function () { return 0; }).then(function (groups) {
       if (term) ui.triggerSearch(term);
       else if (typed() && shownGroups() < groups && !anyChecked()) ui.triggerFilters({});
-    }, function () {
-      if (term) ui.triggerSearch(term);
     });
   }
 
