@@ -46,9 +46,15 @@ from sitegen.publish.incremental import (
 )
 from sitegen.publish.lock import locked
 from sitegen.publish.manifest import Manifest, plan_manifest
-from sitegen.publish.search import FOLDER, SearchIndex, index_search, pagefind_binary
+from sitegen.publish.search import (
+    FOLDER,
+    MarkedPages,
+    SearchIndex,
+    index_search,
+    pagefind_binary,
+)
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
-from sitegen.render.render import render_into
+from sitegen.render.render import Output, render_into
 from sitegen.site.lookup import SiteInputs
 from sitegen.site.plan import plan_site
 from sitegen.site.records import Site
@@ -305,19 +311,27 @@ def _build(
         environment = templates()
         rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
-            file_count = render_into(site, urls, staging.write, progress.pages, environment)
+            out = MarkedPages(Output(staging.write))
+            file_count = render_into(site, urls, out, progress.pages, environment)
             progress.stage("render", time.perf_counter() - rendering)
-            index = _index(staging.root, staging.root / FOLDER, binary, progress)
+            index = _index(staging.root, staging.root / FOLDER, binary, progress, out.finish())
             publishing = time.perf_counter()
         progress.stage("publish", time.perf_counter() - publishing)
     return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings, index)
 
 
-def _index(site: Path, into: Path, binary: Path | None, progress: Progress) -> SearchIndex | None:
-    """The search index of `site`, made in `into` (its work folder beside `into`, staged)."""
+def _index(
+    site: Path,
+    into: Path,
+    binary: Path | None,
+    progress: Progress,
+    marked: list[str] | None = None,
+) -> SearchIndex | None:
+    """The search index of `site`, made in `into` (its work folder beside `into`, staged);
+    `marked`: its pages to index, as rendering noted them (None: read from `site`)."""
     if binary is None:
         return None
-    index = index_search(site, into, into.parent / ".search-pages", binary)
+    index = index_search(site, into, into.parent / ".search-pages", binary, marked)
     progress.stage("index", index.seconds)
     return index
 
@@ -385,10 +399,13 @@ def _write_incremental(
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            render_into(site, urls, output, progress.pages, environment)
+            # Nothing is skipped without a previous output: every page passes, noted.
+            marking = MarkedPages(output)
+            render_into(site, urls, marking, progress.pages, environment)
+            marked = marking.finish()
             output.finish()
             progress.stage("render", time.perf_counter() - rendering)
-            index = _index(staging.root, staging.root / FOLDER, binary, progress)
+            index = _index(staging.root, staging.root / FOLDER, binary, progress, marked)
             publishing = time.perf_counter()
     progress.stage("publish", time.perf_counter() - publishing)
     state.outputs = output.outputs

@@ -23,9 +23,12 @@ import subprocess
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sitegen.publish.pagefind_format import ENTRY, merge_parts
+from sitegen.publish.write import Data
+from sitegen.render.render import Output
+from sitegen.site.records import LazyPage, Page
 
 FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
 # What the index leaves out of the pages' text (selectors of templates/*.html): numbers, chart
@@ -91,11 +94,15 @@ def pagefind_version() -> str | None:
         return None
 
 
-def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchIndex:
+def index_search(
+    site: Path, into: Path, work: Path, binary: Path, marked: list[str] | None = None
+) -> SearchIndex:
     """Index the HTML pages under `site` into the folder `into`. `work` is a folder that does
-    not exist yet, on the file system of `site` (the pages' links go there); it is removed."""
+    not exist yet, on the file system of `site` (the pages' links go there); it is removed.
+    `marked`: the pages carrying the body marker, as `MarkedPages` noted them while they were
+    written; None: found by reading every page (`indexed_pages`)."""
     started = time.perf_counter()
-    found = indexed_pages(site)
+    found = indexed_pages(site) if marked is None else sorted(marked) or html_pages(site)
     parts = [found[at : at + PART_PAGES] for at in range(0, len(found), PART_PAGES)] or [[]]
     outputs = [work / f"index-{number}" for number in range(len(parts))]
     try:
@@ -111,12 +118,12 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
             raise SearchError(f"the index pagefind wrote: {error}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return SearchIndex(
-        pages=_page_count(into),
-        files=sum(1 for p in into.rglob("*") if p.is_file()),
-        size=sum(p.stat().st_size for p in into.rglob("*") if p.is_file()),
-        seconds=time.perf_counter() - started,
-    )
+    sizes = [
+        os.lstat(os.path.join(root, name)).st_size
+        for root, _, names in os.walk(into)
+        for name in names
+    ]
+    return SearchIndex(_page_count(into), len(sizes), sum(sizes), time.perf_counter() - started)
 
 
 def _run_pagefind(binary: Path, pages: Path, output: Path, work: Path) -> None:
@@ -167,6 +174,39 @@ def indexed_pages(site: Path) -> list[str]:
     found = html_pages(site)
     marked = [path for path in found if BODY_MARKER in (site / path).read_bytes()]
     return marked or found
+
+
+class MarkedPages(Output):
+    """Another output, noting the HTML files that carry BODY_MARKER as their bytes pass on
+    their way to the writer, in whichever process renders them: the pages `indexed_pages`
+    would find, without reading ~100,000 pages back (3.4 s of the real catalog's build)."""
+
+    def __init__(self, inner: Output) -> None:
+        self._inner = inner
+        self._noted: list[str] = []
+        self.marked: list[str] = []
+
+    def skip(self, page: Page | LazyPage) -> bool:
+        return self._inner.skip(page)
+
+    def write(self, path: str, data: Data, key: str | None = None) -> None:
+        if path.endswith(".html") and BODY_MARKER in data:
+            self._noted.append(path)
+        self._inner.write(path, data, key)
+
+    def records(self) -> list[Any]:
+        noted, self._noted = self._noted, []
+        return [noted, self._inner.records()]
+
+    def absorb(self, records: list[Any]) -> None:
+        noted, inner = records
+        self.marked += noted
+        self._inner.absorb(inner)
+
+    def finish(self) -> list[str]:
+        """Every page noted, in path order, once rendering is over (this process's own too)."""
+        self.absorb(self.records())
+        return sorted(self.marked)
 
 
 def link_pages(site: Path, pages: Path, paths: list[str]) -> int:

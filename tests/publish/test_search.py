@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 import sitegen.pipeline
+import sitegen.process
 import sitegen.publish.pagefind_format
 import sitegen.publish.search
+import sitegen.render.render
 from sitegen.cli import main
 from sitegen.pipeline import build_site
 from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
@@ -320,6 +322,36 @@ def test_only_the_pages_pagefind_would_index_are_handed_to_it(tmp_path: Path) ->
     for path in ("a/index.html", "c/index.html"):
         (site / path).write_text("<html><body><main>plain</main></body></html>")
     assert sitegen.publish.search.indexed_pages(site) == sorted(pages)
+
+
+@pytest.mark.parametrize("forked", [False, True])
+def test_the_pages_noted_while_rendering_are_those_read_back(
+    forked: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build hands Pagefind the pages its render noted as marked (`MarkedPages`), in one
+    process or from forked workers: exactly the pages `indexed_pages` finds by reading the
+    site, and an index byte for byte the one made from them."""
+    if forked:
+        monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 1)
+        monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
+    handed: list[list[str] | None] = []
+    index = sitegen.pipeline.index_search
+
+    def noted(site: Path, into: Path, work: Path, binary: Path, marked: list[str] | None) -> object:
+        handed.append(marked)
+        return index(site, into, work, binary, marked)
+
+    monkeypatch.setattr(sitegen.pipeline, "index_search", noted)
+    out = tmp_path / "public"
+    build_site(SITE_CONTENT, out, search=True)
+    (marked,) = handed
+    assert marked is not None and len(marked) == INDEXED
+    assert marked == sitegen.publish.search.indexed_pages(out)
+    read_back = tmp_path / "read-back"
+    binary = pagefind_binary()
+    assert binary is not None
+    index_search(out, read_back, tmp_path / "work", binary)
+    assert tree(read_back) == {k.removeprefix(FOLDER + "/"): v for k, v in index_of(out).items()}
 
 
 def test_pages_are_copied_where_hard_links_fail(
