@@ -29,6 +29,7 @@ from sitegen.publish.search import (
     FOLDER,
     SearchError,
     html_pages,
+    index_copy,
     index_search,
     link_pages,
     pagefind_binary,
@@ -352,6 +353,74 @@ def test_the_pages_noted_while_rendering_are_those_read_back(
     assert binary is not None
     index_search(out, read_back, tmp_path / "work", binary)
     assert tree(read_back) == {k.removeprefix(FOLDER + "/"): v for k, v in index_of(out).items()}
+
+
+def test_pagefind_indexes_the_index_copies_as_it_indexes_the_pages(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What Pagefind is handed of most pages is their `index_copy`: the index made from the
+    whole pages is the same, byte for byte."""
+    pages = sitegen.publish.search.indexed_pages(built)
+    copies = [index_copy((built / page).read_bytes()) for page in pages]
+    assert len(pages) == INDEXED
+    sizes = {page: (built / page).stat().st_size for page in pages}
+    for page, copy in zip(pages, copies, strict=True):
+        assert copy is not None and len(copy) < sizes[page]
+        if page.startswith("runs/"):  # a run page's index body is its title and one section
+            assert len(copy) < sizes[page] / 2
+    monkeypatch.setattr(sitegen.publish.search, "index_copy", lambda page: None)
+    binary = pagefind_binary()
+    assert binary is not None
+    whole = tmp_path / "whole"
+    index_search(built, whole, tmp_path / "work", binary, pages)
+    assert tree(whole) == {k.removeprefix(FOLDER + "/"): v for k, v in index_of(built).items()}
+
+
+HEAD = b'<!doctype html>\n<html lang="en">\n<head><title>t</title></head>\n<body class="x">'
+
+
+@pytest.mark.parametrize(
+    ("body", "copy"),
+    [
+        (
+            b"<header><a>nav</a></header><h1 data-pagefind-body>T</h1><p>numbers</p>"
+            b"<section id=s data-pagefind-body><h2>W</h2><dl><dd>k</dd></dl></section>"
+            b"<table><tr><td>9</td></tr></table>"
+            b'<div hidden data-pagefind-ignore><span data-pagefind-filter="GPU">H200</span></div>'
+            b"<footer>f</footer></body></html>",
+            b"<h1 data-pagefind-body>T</h1>\n"
+            b"<section id=s data-pagefind-body><h2>W</h2><dl><dd>k</dd></dl></section>\n"
+            b'<div hidden data-pagefind-ignore><span data-pagefind-filter="GPU">H200</span></div>',
+        ),
+        (
+            b"<main data-pagefind-body><p>all</p></main><footer>f</footer>",
+            b"<main data-pagefind-body><p>all</p></main>",
+        ),
+        (b"<main><p>no marker</p></main>", None),
+        (b"<section data-pagefind-body><section>inner</section>t</section>", None),
+        (b'<main data-pagefind-body>t</main><img data-pagefind-meta="image[src]" src=a>', None),
+        (b"<img src=logo.png><main data-pagefind-body>t</main>", None),
+        (b"<main data-pagefind-body>t</main><p><img src=a></p>", None),
+        (b"<p>data-pagefind-body, as words</p><main data-pagefind-body>t</main>", None),
+        (b"<main data-pagefind-body>t", None),
+    ],
+    ids=[
+        "run",
+        "whole",
+        "unmarked",
+        "nested",
+        "void",
+        "image-before",
+        "image-after",
+        "text",
+        "unclosed",
+    ],
+)
+def test_an_index_copy_is_the_head_and_the_marked_elements_or_none(
+    body: bytes, copy: bytes | None
+) -> None:
+    found = index_copy(HEAD + body)
+    assert found == (None if copy is None else HEAD + b"\n" + copy + b"\n</body></html>")
 
 
 def test_pages_are_copied_where_hard_links_fail(
