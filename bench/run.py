@@ -469,36 +469,57 @@ _SEARCH_LINE = re.compile(
 )
 
 
-def bench_search(repeat: int) -> dict[str, Any]:
+def bench_search(repeat: int, against: Path | None = None) -> dict[str, Any]:
     """The real catalog built with its search index (Pagefind), on tmpfs where there is one:
-    the build's time as `sitegen build` prints it, and the indexing within it."""
+    the build's time as `sitegen build` prints it, and the indexing within it. With `against`
+    (another checkout), its code builds the same way in each repeat, the two alternating which
+    goes first."""
     place = tmpfs_place() if MEMORY.is_dir() else DISK
     out = place.root / "sitegen-search"
-    samples, indexing = [], []
-    found = None
-    for _ in range(repeat):
-        place.clear(out)
-        os.sync()
-        sample = measure(sitegen_command(REPOSITORY / "content", out, search=True))
-        found = _SEARCH_LINE.search(sample["stdout"])
-        if found is None:
-            raise SystemExit(f"no search index in sitegen's output: {sample['stdout']!r}")
-        samples.append(sample)
-        indexing.append(float(found.group(2)))
-        print(f"  real catalog with search {sample['wall_s']:7.2f} s", flush=True)
-    index = out / "pagefind"
-    files = sum(1 for p in index.rglob("*") if p.is_file())
+    builds: dict[str, tuple[str, dict[str, str] | None]] = {"sitegen": (sys.executable, None)}
+    if against is not None:
+        builds["against"] = (against_python(against), against_env(against))
+    samples: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
+    indexing: dict[str, list[float]] = {name: [] for name in builds}
+    found: dict[str, re.Match[str]] = {}
+    files = 0
+    for number in range(repeat):
+        order = list(builds)[::-1] if number % 2 else list(builds)
+        for name in order:
+            python, env = builds[name]
+            place.clear(out)
+            os.sync()
+            sample = measure(
+                sitegen_command(REPOSITORY / "content", out, python=python, search=True), env
+            )
+            line = _SEARCH_LINE.search(sample["stdout"])
+            if line is None:
+                raise SystemExit(f"no search index in sitegen's output: {sample['stdout']!r}")
+            found[name] = line
+            samples[name].append(sample)
+            indexing[name].append(float(line.group(2)))
+            if name == "sitegen":
+                files = sum(1 for p in (out / "pagefind").rglob("*") if p.is_file())
+            print(f"  real catalog with search ({name}) {sample['wall_s']:7.2f} s", flush=True)
     place.clear(out)
-    assert found is not None
+    result = {"output": place.name, **_search_figures(samples["sitegen"], indexing["sitegen"])}
+    result |= {
+        "pages_indexed": int(found["sitegen"].group(3).replace(",", "")),
+        "index_mib": float(found["sitegen"].group(4)),
+        "index_files": files,
+    }
+    if against is not None:
+        result["against"] = _search_figures(samples["against"], indexing["against"])
+        result["against_ratio"] = round(result["wall_s"] / result["against"]["wall_s"], 3)
+    return result
+
+
+def _search_figures(samples: list[dict[str, Any]], indexing: list[float]) -> dict[str, Any]:
     return {
-        "output": place.name,
         "wall_s": round(statistics.median(s["wall_s"] for s in samples), 3),
         "wall_s_all": [round(s["wall_s"], 3) for s in samples],
         "indexing_s": round(statistics.median(indexing), 3),
         "indexing_s_all": indexing,
-        "pages_indexed": int(found.group(3).replace(",", "")),
-        "index_mib": float(found.group(4)),
-        "index_files": files,
         "peak_pss_mib": round(max(s["peak_pss_bytes"] for s in samples) / 2**20),
     }
 
@@ -789,6 +810,14 @@ def table(results: dict[str, Any]) -> str:
             f"{search['index_files']:,} files, {search['index_mib']:.1f} MiB); peak PSS "
             f"{search['peak_pss_mib']:,} MiB."
         )
+        if "against" in search:
+            other = search["against"]
+            extra.append(
+                f"The same with `{results['against']}`'s code, side by side: "
+                f"{other['wall_s']:.2f} s, of which indexing {other['indexing_s']:.2f} s "
+                f"(peak PSS {other['peak_pss_mib']:,} MiB): this code's time over that code's "
+                f"**{search['against_ratio']:.2f}**."
+            )
     incremental = results.get("incremental")
     if incremental:
         extra.append(
@@ -854,7 +883,7 @@ def run_all(args: argparse.Namespace, sizes: list[int], results: dict[str, Any])
         results["real"] = bench_real(args.repeat, tuple(args.python), args.against)
     if args.search and not args.rebuilds_only:
         print("real catalog with its search index", flush=True)
-        results["search"] = bench_search(args.repeat)
+        results["search"] = bench_search(args.repeat, args.against)
     if not args.no_incremental and sizes:
         n = max((s for s in sizes if s <= 100_000), default=min(sizes))
         place = place_for(n, args.disk)

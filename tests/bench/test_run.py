@@ -156,3 +156,29 @@ def test_the_search_line_is_read_and_reported_apart() -> None:
     assert "with its search index" in table(results) and "of which indexing 6.90 s" in table(
         results
     )
+
+
+def test_the_search_build_against_another_checkout_reports_its_ratio() -> None:
+    """`--search --against`: the real catalog with its index built by both checkouts, side by
+    side, and this code's time over that code's."""
+    figures = {"wall_s": 80.0, "wall_s_all": [80.0], "indexing_s": 30.0, "peak_pss_mib": 1900}
+    results = {
+        "repeat": 1,
+        "date": "2026-12-04",
+        "machine": {"cpus": 2, "python": "3.11.7"},
+        "sizes": {},
+        "against": "/tmp/old",
+        "search": {
+            **figures,
+            "output": "tmpfs",
+            "indexing_s_all": [30.0],
+            "pages_indexed": 25486,
+            "index_files": 25626,
+            "index_mib": 21.1,
+            "against": {**figures, "wall_s": 100.0, "indexing_s": 50.0},
+            "against_ratio": 0.8,
+        },
+    }
+    text = table(results)
+    assert "with `/tmp/old`'s code, side by side: 100.00 s, of which indexing 50.00 s" in text
+    assert "**0.80**" in text
