@@ -711,11 +711,15 @@ def _label(n: int) -> str:
 
 
 def table(results: dict[str, Any]) -> str:
-    lines = [
-        "| runs | output | sitegen | runs/s | pages/s | peak memory: PSS (RSS) | files "
-        "| bytes/page | Hugo | Hugo PSS | sitegen/Hugo |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    lines = (
+        [
+            "| runs | output | sitegen | runs/s | pages/s | peak memory: PSS (RSS) | files "
+            "| bytes/page | Hugo | Hugo PSS | sitegen/Hugo |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        if results["sizes"]
+        else []  # the real catalog alone (`--sizes ""`): no size, no table of them
+    )
     against = [
         f"{label}: {row['sitegen']['wall_s']:.2f} s against {row['against']['wall_s']:.2f} s, "
         f"**{row['against_ratio']:.2f}**"
@@ -848,7 +852,7 @@ def table(results: dict[str, Any]) -> str:
             else ""
         )
     )
-    return "\n".join(lines) + "\n\n" + "\n\n".join(extra) + "\n"
+    return "\n\n".join(["\n".join(lines), *extra] if lines else extra) + "\n"
 
 
 def update_docs(text: str) -> None:
