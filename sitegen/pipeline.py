@@ -311,10 +311,12 @@ def _build(
         environment = templates()
         rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
-            out = MarkedPages(Output(staging.write))
+            # With an index to make, the pages it needs are noted on their way out.
+            out = MarkedPages(Output(staging.write)) if binary else Output(staging.write)
             file_count = render_into(site, urls, out, progress.pages, environment)
             progress.stage("render", time.perf_counter() - rendering)
-            index = _index(staging.root, staging.root / FOLDER, binary, progress, out.finish())
+            marked = out.finish() if isinstance(out, MarkedPages) else None
+            index = _index(staging.root, staging.root / FOLDER, binary, progress, marked)
             publishing = time.perf_counter()
         progress.stage("publish", time.perf_counter() - publishing)
     return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings, index)
@@ -400,9 +402,9 @@ def _write_incremental(
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
             # Nothing is skipped without a previous output: every page passes, noted.
-            marking = MarkedPages(output)
+            marking = MarkedPages(output) if binary else output
             render_into(site, urls, marking, progress.pages, environment)
-            marked = marking.finish()
+            marked = marking.finish() if isinstance(marking, MarkedPages) else None
             output.finish()
             progress.stage("render", time.perf_counter() - rendering)
             index = _index(staging.root, staging.root / FOLDER, binary, progress, marked)
