@@ -212,8 +212,8 @@ class MarkedPages(Output):
 
 def link_pages(site: Path, pages: Path, paths: list[str]) -> int:
     """Put each of `paths` (relative, in path order) under `site` into `pages`, folders and
-    files in that order, as what Pagefind reads of it: its `index_copy` where one is smaller,
-    else a hard link (a copy where the file system has no hard links); how many."""
+    files in that order, as what Pagefind reads of it: its `index_copy` where it has one, else
+    a hard link (a copy where the file system has no hard links); how many."""
     made: set[str] = set()
     for path in paths:
         folder = os.path.dirname(path)
@@ -245,15 +245,17 @@ def index_copy(page: bytes) -> bytes | None:
     hidden block of filters and meta), each whole. Pagefind parses every byte of a page, ~40 %
     of its time on a run page (11 KB, of which it indexes ~3), yet takes nothing from the rest
     once a page has a body marker: the same words, locations, filters and fragments (the
-    index of the real catalog is byte-identical either way: tests/publish/test_search.py).
+    index is byte-identical either way, on the real catalog as docs/performance.md measured
+    it and on the fixture site as tests/publish/test_search.py checks it).
     None, for the page as it is, where the body has no marker, an element holding the
     attribute cannot be cut out surely (a void element, an element of its own name nested in
     it, an attribute-like text outside a tag) or no image may be left out (Pagefind's default
     image meta is a page's first `<img>`)."""
     body = page.find(b"<body")
-    if body < 0 or BODY_MARKER not in page[body:]:
+    opened = page.find(b">", body)
+    if body < 0 or opened < 0 or BODY_MARKER not in page[body:]:
         return None
-    kept = [page[: page.index(b">", body) + 1]]  # doctype, head and the <body> tag
+    kept = [page[: opened + 1]]  # doctype, head and the <body> tag
     position = body + 1
     while (found := page.find(_ATTRIBUTE, position)) >= 0:
         start = page.rfind(b"<", position, found)

@@ -403,6 +403,7 @@ HEAD = b'<!doctype html>\n<html lang="en">\n<head><title>t</title></head>\n<body
         (b"<main data-pagefind-body>t</main><p><img src=a></p>", None),
         (b"<p>data-pagefind-body, as words</p><main data-pagefind-body>t</main>", None),
         (b"<main data-pagefind-body>t", None),
+        (b"", None),
     ],
     ids=[
         "run",
@@ -414,12 +415,14 @@ HEAD = b'<!doctype html>\n<html lang="en">\n<head><title>t</title></head>\n<body
         "image-after",
         "text",
         "unclosed",
+        "no-body-end",
     ],
 )
 def test_an_index_copy_is_the_head_and_the_marked_elements_or_none(
     body: bytes, copy: bytes | None
 ) -> None:
-    found = index_copy(HEAD + body)
+    page = HEAD + body if body else HEAD.removesuffix(b'class="x">') + b"data-pagefind-body"
+    found = index_copy(page)
     assert found == (None if copy is None else HEAD + b"\n" + copy + b"\n</body></html>")
 
 
