@@ -43,6 +43,13 @@ def compare_href(lookup: SiteLookup, runs: Sequence[RunFacts]) -> str:
     return lookup.urls.href(PATH) + "?runs=" + ",".join(ids)
 
 
+def compare_hrefs(lookup: SiteLookup, run: RunFacts, others: Sequence[RunFacts]) -> list[str]:
+    """`compare_href(lookup, [run, other])` for each of `others`, its part before the other
+    run's id made once: a run page links each of its cohort's rows."""
+    before = lookup.urls.href(PATH) + "?runs=" + short(run.digest, RUN_ID_HEX) + ","
+    return [before + short(other.digest, RUN_ID_HEX) for other in others]
+
+
 def compare_page(lookup: SiteLookup) -> Page:
     urls = lookup.urls
     example = ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from sitegen.site.compare import MAX_RUNS, CompareContext, compare_href
+from sitegen.site.compare import MAX_RUNS, CompareContext, compare_href, compare_hrefs
 from sitegen.site.kernel import KernelContext
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import Site
@@ -28,6 +28,15 @@ def test_compare_href_lists_run_ids_in_order_at_most_eight() -> None:
     assert two == f"/compare/?runs={runs[0].digest[7:23]},{runs[1].digest[7:23]}"
     many = compare_href(lookup, runs[:20])
     assert many.count(",") == MAX_RUNS - 1
+
+
+def test_compare_hrefs_are_compare_href_of_each_pair() -> None:
+    lookup = SiteLookup(site_inputs())
+    runs = sorted(lookup.runs.values(), key=lambda r: r.digest)[:6]
+    assert compare_hrefs(lookup, runs[0], runs) == [
+        compare_href(lookup, [runs[0], other]) for other in runs
+    ]
+    assert compare_hrefs(lookup, runs[0], []) == []
 
 
 def test_the_compare_page_is_static_with_its_usage_in_its_twin() -> None:
