@@ -481,7 +481,7 @@ def bench_search(repeat: int, against: Path | None = None) -> dict[str, Any]:
         builds["against"] = (against_python(against), against_env(against))
     samples: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
     indexing: dict[str, list[float]] = {name: [] for name in builds}
-    found: dict[str, re.Match[str]] = {}
+    found: re.Match[str] | None = None  # this checkout's line: what its index holds
     files = 0
     for number in range(repeat):
         order = list(builds)[::-1] if number % 2 else list(builds)
@@ -495,17 +495,18 @@ def bench_search(repeat: int, against: Path | None = None) -> dict[str, Any]:
             line = _SEARCH_LINE.search(sample["stdout"])
             if line is None:
                 raise SystemExit(f"no search index in sitegen's output: {sample['stdout']!r}")
-            found[name] = line
             samples[name].append(sample)
             indexing[name].append(float(line.group(2)))
             if name == "sitegen":
+                found = line
                 files = sum(1 for p in (out / "pagefind").rglob("*") if p.is_file())
             print(f"  real catalog with search ({name}) {sample['wall_s']:7.2f} s", flush=True)
     place.clear(out)
+    assert found is not None
     result = {"output": place.name, **_search_figures(samples["sitegen"], indexing["sitegen"])}
     result |= {
-        "pages_indexed": int(found["sitegen"].group(3).replace(",", "")),
-        "index_mib": float(found["sitegen"].group(4)),
+        "pages_indexed": int(found.group(3).replace(",", "")),
+        "index_mib": float(found.group(4)),
         "index_files": files,
     }
     if against is not None:

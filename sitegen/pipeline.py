@@ -312,10 +312,11 @@ def _build(
         rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
             # With an index to make, the pages it needs are noted on their way out.
-            out = MarkedPages(Output(staging.write)) if binary else Output(staging.write)
-            file_count = render_into(site, urls, out, progress.pages, environment)
+            out = Output(staging.write)
+            marking = MarkedPages(out) if binary else None
+            file_count = render_into(site, urls, marking or out, progress.pages, environment)
             progress.stage("render", time.perf_counter() - rendering)
-            marked = out.finish() if isinstance(out, MarkedPages) else None
+            marked = marking.finish() if marking else None
             index = _index(staging.root, staging.root / FOLDER, binary, progress, marked)
             publishing = time.perf_counter()
         progress.stage("publish", time.perf_counter() - publishing)
@@ -402,9 +403,9 @@ def _write_incremental(
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
             # Nothing is skipped without a previous output: every page passes, noted.
-            marking = MarkedPages(output) if binary else output
-            render_into(site, urls, marking, progress.pages, environment)
-            marked = marking.finish() if isinstance(marking, MarkedPages) else None
+            marking = MarkedPages(output) if binary else None
+            render_into(site, urls, marking or output, progress.pages, environment)
+            marked = marking.finish() if marking else None
             output.finish()
             progress.stage("render", time.perf_counter() - rendering)
             index = _index(staging.root, staging.root / FOLDER, binary, progress, marked)

@@ -100,10 +100,10 @@ def index_search(
 ) -> SearchIndex:
     """Index the HTML pages under `site` into the folder `into`. `work` is a folder that does
     not exist yet, on the file system of `site` (the pages' links go there); it is removed.
-    `marked`: the pages carrying the body marker, as `MarkedPages` noted them while they were
-    written; None: found by reading every page (`indexed_pages`)."""
+    `marked`: the pages carrying the body marker in path order, as `MarkedPages` noted them
+    while they were written; None: found by reading every page (`indexed_pages`)."""
     started = time.perf_counter()
-    found = indexed_pages(site) if marked is None else sorted(marked) or html_pages(site)
+    found = indexed_pages(site, marked)
     parts = [found[at : at + PART_PAGES] for at in range(0, len(found), PART_PAGES)] or [[]]
     outputs = [work / f"index-{number}" for number in range(len(parts))]
     try:
@@ -168,13 +168,15 @@ def html_pages(site: Path) -> list[str]:
 BODY_MARKER = b"data-pagefind-body"
 
 
-def indexed_pages(site: Path) -> list[str]:
-    """The pages Pagefind would index (`html_pages` with the marker), so that it is handed only
-    those: a page it would skip still costs it a parse (a kernel's history pages, a replaced
-    run's page). As Pagefind does, every page when none has the marker."""
-    found = html_pages(site)
-    marked = [path for path in found if BODY_MARKER in (site / path).read_bytes()]
-    return marked or found
+def indexed_pages(site: Path, marked: list[str] | None = None) -> list[str]:
+    """The pages Pagefind would index (`html_pages` with the marker; `marked`, when the render
+    noted them), so that it is handed only those: a page it would skip still costs it a parse
+    (a kernel's history pages, a replaced run's page). As Pagefind does, every page when none
+    has the marker."""
+    if marked is None:
+        found = html_pages(site)
+        return [path for path in found if BODY_MARKER in (site / path).read_bytes()] or found
+    return marked or html_pages(site)
 
 
 class MarkedPages(Output):
@@ -253,7 +255,7 @@ def index_copy(page: bytes) -> bytes | None:
     image meta is a page's first `<img>`)."""
     body = page.find(b"<body")
     opened = page.find(b">", body)
-    if body < 0 or opened < 0 or BODY_MARKER not in page[body:]:
+    if body < 0 or opened < 0 or page.find(BODY_MARKER, body) < 0:
         return None
     kept = [page[: opened + 1]]  # doctype, head and the <body> tag
     position = body + 1
@@ -270,11 +272,14 @@ def index_copy(page: bytes) -> bytes | None:
             return None
         end += len(tag) + 3
         element = page[start:end]
-        if re.search(rb"<" + tag + rb"[\s>/]", element[1:]) or b"<img" in page[position:start]:
+        if (
+            re.search(rb"<" + tag + rb"[\s>/]", element[1:])
+            or page.find(b"<img", position, start) >= 0
+        ):
             return None  # nested: its end is not the first one found; an image left out
         kept.append(element)
         position = end
-    if b"<img" in page[position:]:
+    if page.find(b"<img", position) >= 0:
         return None
     kept.append(b"</body></html>")
     return b"\n".join(kept)
