@@ -48,7 +48,8 @@ from sitegen.publish.lock import locked
 from sitegen.publish.manifest import Manifest, plan_manifest
 from sitegen.publish.search import (
     FOLDER,
-    MarkedPages,
+    WORK,
+    IndexedAsRendered,
     SearchIndex,
     index_search,
     pagefind_binary,
@@ -311,13 +312,11 @@ def _build(
         environment = templates()
         rendering = time.perf_counter()
         with staged(out_dir, content_dir) as staging:
-            # With an index to make, the pages it needs are noted on their way out.
             out = Output(staging.write)
-            marking = MarkedPages(out) if binary else None
-            file_count = render_into(site, urls, marking or out, progress.pages, environment)
-            progress.stage("render", time.perf_counter() - rendering)
-            marked = marking.finish() if marking else None
-            index = _index(staging.root, staging.root / FOLDER, binary, progress, marked)
+            with _indexed(out, staging.root, binary) as indexing:
+                file_count = render_into(site, urls, indexing or out, progress.pages, environment)
+                progress.stage("render", time.perf_counter() - rendering)
+                index = _finish_index(indexing, staging.root / FOLDER, progress)
             publishing = time.perf_counter()
         progress.stage("publish", time.perf_counter() - publishing)
     return BuiltSite(checked, staging.target, pages, site.run_count, file_count, warnings, index)
@@ -328,13 +327,33 @@ def _index(
     into: Path,
     binary: Path | None,
     progress: Progress,
-    marked: list[str] | None = None,
 ) -> SearchIndex | None:
-    """The search index of `site`, made in `into` (its work folder beside `into`, staged);
-    `marked`: its pages to index, as rendering noted them (None: read from `site`)."""
+    """The search index of `site`'s pages as they are, made in `into` (its work folder beside
+    `into`, staged): an incremental build's patched site."""
     if binary is None:
         return None
-    index = index_search(site, into, into.parent / ".search-pages", binary, marked)
+    index = index_search(site, into, into.parent / WORK, binary)
+    progress.stage("index", index.seconds)
+    return index
+
+
+def _indexed(
+    out: Output, site: Path, binary: Path | None
+) -> contextlib.AbstractContextManager[IndexedAsRendered | None]:
+    """With an index to make, an output indexing the pages of `site` as they are rendered."""
+    if binary is None:
+        return contextlib.nullcontext()
+    return IndexedAsRendered(out, site, binary)
+
+
+def _finish_index(
+    indexing: IndexedAsRendered | None, into: Path, progress: Progress
+) -> SearchIndex | None:
+    """The index of the pages `indexing` was handed, made in `into`; its stage is what was left
+    to do once the render ended."""
+    if indexing is None:
+        return None
+    index = indexing.finish(into)
     progress.stage("index", index.seconds)
     return index
 
@@ -402,13 +421,12 @@ def _write_incremental(
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
-            # Nothing is skipped without a previous output: every page passes, noted.
-            marking = MarkedPages(output) if binary else None
-            render_into(site, urls, marking or output, progress.pages, environment)
-            marked = marking.finish() if marking else None
-            output.finish()
-            progress.stage("render", time.perf_counter() - rendering)
-            index = _index(staging.root, staging.root / FOLDER, binary, progress, marked)
+            # Nothing is skipped without a previous output: every page passes, indexed.
+            with _indexed(output, staging.root, binary) as indexing:
+                render_into(site, urls, indexing or output, progress.pages, environment)
+                output.finish()
+                progress.stage("render", time.perf_counter() - rendering)
+                index = _finish_index(indexing, staging.root / FOLDER, progress)
             publishing = time.perf_counter()
     progress.stage("publish", time.perf_counter() - publishing)
     state.outputs = output.outputs

@@ -1,17 +1,20 @@
 """The search index: Pagefind's, made from the built pages before they are published.
 
 Pagefind is the binary of the `pagefind-bin` wheel (the `search` extra, its version pinned):
-its command line, run over trees of hard links to the site's pages (the pages only: no previous
-index, no work folder), one tree per part of at most PART_PAGES pages in path order. Pagefind's
-memory grows with the number of pages one run indexes, hardly with their size, so parts indexed
-one after another bound it; `pagefind_format.merge_parts` joins them into the one index the
-search page loads, as one run over every page would have made it, and in the same pass makes
-its bytes follow the pages alone: Pagefind numbers the pages in the order it walks them, the
-file system's listing order (`walk_for_files` in its src/lib.rs, 1.5.2), and orders filters by
-a seeded hash map. Which pages are indexed, and with which filters, the pages say
-(`data-pagefind-body`, `data-pagefind-filter`: templates/_base.html; a run page only its title
-and what was measured, and a replaced run's page nothing: run.html); only those are handed to
-Pagefind, which would spend a parse on each of the others.
+its command line, run over trees of the pages it indexes (each page's `index_copy`: no
+previous index, no work folder), one tree per part of at most PART_PAGES pages. A full build
+hands the pages over as they are rendered (`IndexedAsRendered`): a part is indexed while the
+rest render, one part at a time. Pagefind's memory grows with the number of pages one run
+indexes, hardly with their size, so parts bound it; `pagefind_format.merge_parts` joins them
+into the one index the search page loads, as one run over every page would have made it, and
+in the same pass makes its bytes follow the pages alone, however they were cut into parts:
+Pagefind numbers the pages in the order it walks them, the file system's listing order
+(`walk_for_files` in its src/lib.rs, 1.5.2), and orders filters by a seeded hash map. Which
+pages are indexed, and with which filters, the pages say (`data-pagefind-body`,
+`data-pagefind-filter`: templates/_base.html; a run page only its title and what was
+measured, and a replaced run's page nothing: run.html); only those are handed to Pagefind,
+which would spend a parse on each of the others. `index_search` indexes a built tree (an
+incremental build's patched site) the same way, its parts in path order.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from sitegen.publish.errors import WriteError
 from sitegen.publish.pagefind_format import ENTRY, merge_parts
 from sitegen.publish.write import Data
 from sitegen.render.render import Output
 from sitegen.site.records import LazyPage, Page
 
 FOLDER = "pagefind"  # the index's folder in the site: /pagefind/
+WORK = ".search-pages"  # the work folder beside it while the index is made: never published
 # What the index leaves out of the pages' text (selectors of templates/*.html): numbers, chart
 # summaries, the contents list, digests and their canonical JSON, other pages' run tables, and
 # on a run page its values, its competitors and its protocol's and environment's facts (their
@@ -55,8 +60,9 @@ EXCLUDED = (
     ".ranking-here",
     ".columns > div",
 )
-# Pages per index part: Pagefind holds every page of a part in memory at once (docs/performance.md).
-PART_PAGES = 16_000
+# Pages per index part: Pagefind holds every page of a part in memory at once, and a full build
+# indexes a part while pages render, so its memory adds to theirs (docs/performance.md).
+PART_PAGES = 8_000
 # Pagefind reads its configuration from these too: never from the environment of the build.
 _CONFIG_FILES = ("pagefind.toml", "pagefind.yml", "pagefind.yaml", "pagefind.json")
 
@@ -119,15 +125,22 @@ def index_search(
             raise SearchError(f"the index pagefind wrote: {error}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    sizes = [
-        os.lstat(os.path.join(root, name)).st_size
-        for root, _, names in os.walk(into)
-        for name in names
-    ]
-    return SearchIndex(_page_count(into), len(sizes), sum(sizes), time.perf_counter() - started)
+    return SearchIndex(_page_count(into), *_sizes(into), time.perf_counter() - started)
 
 
 def _run_pagefind(binary: Path, pages: Path, output: Path, work: Path) -> None:
+    running = _start_pagefind(binary, pages, output, work, 0)
+    code = running.wait()
+    if code != 0:
+        raise SearchError(_pagefind_failure(code, work / "pagefind-0.log"))
+    (work / "pagefind-0.log").unlink()
+
+
+def _start_pagefind(
+    binary: Path, pages: Path, output: Path, work: Path, number: int
+) -> subprocess.Popen[bytes]:
+    """Pagefind indexing the tree `pages` into `output`, started; what it says goes to
+    `work`/pagefind-`number`.log."""
     command = [
         str(binary),
         "--site",
@@ -142,12 +155,29 @@ def _run_pagefind(binary: Path, pages: Path, output: Path, work: Path) -> None:
     for name in _CONFIG_FILES:
         if (work / name).exists():
             raise SearchError(f"{work / name}: a Pagefind configuration file in the way")
-    result = subprocess.run(
-        command, cwd=work, env=environment, capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        said = (result.stderr or result.stdout).strip().splitlines()[-3:]
-        raise SearchError(f"pagefind exited {result.returncode}: " + " / ".join(said))
+    with open(work / f"pagefind-{number}.log", "wb") as log:
+        return subprocess.Popen(
+            command, cwd=work, env=environment, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+        )
+
+
+def _pagefind_failure(code: int, log: Path) -> str:
+    """What a Pagefind that exited `code` said last, in one line."""
+    try:
+        said = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+    except OSError:
+        said = []
+    return f"pagefind exited {code}: " + " / ".join(said)
+
+
+def _sizes(into: Path) -> tuple[int, int]:
+    """The index's files: how many, and their bytes."""
+    sizes = [
+        os.lstat(os.path.join(root, name)).st_size
+        for root, _, names in os.walk(into)
+        for name in names
+    ]
+    return len(sizes), sum(sizes)
 
 
 def html_pages(site: Path) -> list[str]:
@@ -179,37 +209,144 @@ def indexed_pages(site: Path, marked: list[str] | None = None) -> list[str]:
     return marked or html_pages(site)
 
 
-class MarkedPages(Output):
-    """Another output, noting the HTML files that carry BODY_MARKER as their bytes pass on
-    their way to the writer, in whichever process renders them: the pages `indexed_pages`
-    would find, without reading ~100,000 pages back (3.4 s of the real catalog's build)."""
+class IndexedAsRendered(Output):
+    """Another output, handing Pagefind the pages it indexes while the rest still render:
+    each HTML file carrying BODY_MARKER is noted on its way to the writer, in whichever
+    process renders it, and its `index_copy` written into the work folder; once PART_PAGES
+    of them are noted, the parent moves them into a part's tree and starts Pagefind on it,
+    one part at a time, beside the render (Pagefind keeps only ~1.5 of the 2 cores busy, and
+    the render's own last chunks leave one idle). `finish` indexes what is left and merges
+    the parts; parts in the order pages were rendered, not path order, give the same bytes:
+    the merge numbers pages by URL. A context manager: leaving it stops a Pagefind still
+    running and removes the work folder."""
 
-    def __init__(self, inner: Output) -> None:
+    def __init__(self, inner: Output, site: Path, binary: Path) -> None:
         self._inner = inner
-        self._noted: list[str] = []
-        self.marked: list[str] = []
+        self._site = site
+        self._binary = binary
+        self._work = site / WORK
+        self._copies = self._work / "copies"
+        self._made: set[str] = set()  # folders of `_copies` this process made
+        self._noted: list[str] = []  # this process's marked pages since `records`
+        self._pending: list[str] = []  # the parent's: noted, not yet in a part
+        self._parts: list[Path] = []  # the parent's: each started part's index folder
+        self._running: subprocess.Popen[bytes] | None = None
+        self._failure: str | None = None
+        self.marked: list[str] = []  # every page noted, once `finish` has run
+
+    def __enter__(self) -> IndexedAsRendered:
+        self._copies.mkdir(parents=True)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._running is not None and self._running.poll() is None:
+            self._running.kill()
+            self._running.wait()
+        self._running = None
+        shutil.rmtree(self._work, ignore_errors=True)
 
     def skip(self, page: Page | LazyPage) -> bool:
         return self._inner.skip(page)
 
     def write(self, path: str, data: Data, key: str | None = None) -> None:
-        if path.endswith(".html") and BODY_MARKER in data:
-            self._noted.append(path)
         self._inner.write(path, data, key)
+        if path.endswith(".html") and BODY_MARKER in data:
+            self._copy(path, bytes(data))
+            self._noted.append(path)
+
+    def _copy(self, path: str, page: bytes) -> None:
+        folder = os.path.dirname(path)
+        target = self._copies / path
+        try:
+            if folder not in self._made:
+                os.makedirs(self._copies / folder, exist_ok=True)
+                self._made.add(folder)
+            with open(target, "xb") as file:
+                file.write(index_copy(page) or page)
+        except OSError as error:
+            raise WriteError.of(error, target) from None
 
     def records(self) -> list[Any]:
         noted, self._noted = self._noted, []
         return [noted, self._inner.records()]
 
     def absorb(self, records: list[Any]) -> None:
+        """In the parent: a worker's pages, and this process's own so far; a part started
+        when enough are waiting and Pagefind is not busy."""
         noted, inner = records
-        self.marked += noted
         self._inner.absorb(inner)
+        self._pending += noted
+        self._pending += self._noted
+        self.marked += noted + self._noted
+        self._noted = []
+        if self._idle() and self._failure is None and len(self._pending) >= PART_PAGES:
+            self._start(self._pending[:PART_PAGES])
+            del self._pending[:PART_PAGES]
 
-    def finish(self) -> list[str]:
-        """Every page noted, in path order, once rendering is over (this process's own too)."""
-        self.absorb(self.records())
-        return sorted(self.marked)
+    def rendered(self) -> None:
+        """Every page is written: what is left starts now if Pagefind is free, beside the
+        files that are not pages."""
+        self.absorb([[], []])
+        if self._idle() and self._failure is None and self._pending:
+            self._start(self._pending[:PART_PAGES])
+            del self._pending[:PART_PAGES]
+
+    def _idle(self) -> bool:
+        """Whether no part is being indexed; a part that failed is remembered."""
+        if self._running is None:
+            return True
+        if self._running.poll() is None:
+            return False
+        self._ended(self._running)
+        return True
+
+    def _start(self, pages: list[str]) -> None:
+        number = len(self._parts)
+        tree = self._work / f"site-{number}"
+        made: set[str] = set()
+        for path in pages:
+            folder = os.path.dirname(path)
+            if folder not in made:
+                os.makedirs(tree / folder, exist_ok=True)
+                made.add(folder)
+            os.rename(self._copies / path, tree / path)
+        os.makedirs(tree, exist_ok=True)
+        output = self._work / f"index-{number}"
+        self._parts.append(output)
+        self._running = _start_pagefind(self._binary, tree, output, self._work, number)
+
+    def _ended(self, running: subprocess.Popen[bytes]) -> None:
+        self._running = None
+        code = running.wait()
+        number = len(self._parts) - 1
+        shutil.rmtree(self._work / f"site-{number}", ignore_errors=True)
+        if code != 0 and self._failure is None:
+            self._failure = _pagefind_failure(code, self._work / f"pagefind-{number}.log")
+
+    def finish(self, into: Path) -> SearchIndex:
+        """Index the pages not yet indexed, each part after the one before, then merge every
+        part into the folder `into`: the site's index, as `index_search` makes it."""
+        started = time.perf_counter()
+        self.absorb([[], []])
+        self.marked.sort()
+        if not self.marked:  # no page carries the marker: Pagefind indexes every page
+            self.__exit__()
+            return index_search(self._site, into, self._work, self._binary, None)
+        while self._pending or self._running is not None:
+            if self._running is not None:
+                self._ended(self._running)
+            if self._pending and self._failure is None:
+                self._start(self._pending[:PART_PAGES])
+                del self._pending[:PART_PAGES]
+            elif self._running is None:
+                break
+        if self._failure is not None:
+            raise SearchError(self._failure)
+        try:
+            merge_parts(self._parts, into)
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+            raise SearchError(f"the index pagefind wrote: {error}") from None
+        return SearchIndex(_page_count(into), *_sizes(into), time.perf_counter() - started)
 
 
 def link_pages(site: Path, pages: Path, paths: list[str]) -> int:

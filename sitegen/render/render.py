@@ -62,8 +62,9 @@ PARALLEL_MIN_PAGES = 300
 CHUNK_PAGES = 250
 MIN_CHUNK_PAGES = 16
 # Below this many pages the files that are not pages are made beside the page workers (they
-# overlap); from here up, before the workers fork, so that the big ones (the export grows with
-# the catalog) never add to the workers' peak memory.
+# overlap); from here up, once the workers are done, so that the big ones (the export grows
+# with the catalog) never add to the workers' peak memory: meanwhile the output may index
+# what was rendered (`Output.rendered`).
 OVERLAP_EXTRAS_MAX_PAGES = 20_000
 
 
@@ -90,6 +91,10 @@ class Output:
     def absorb(self, records: list[Any]) -> None:
         pass
 
+    def rendered(self) -> None:
+        """Called once every page is written, in this process, before the files that are not
+        pages on a big site."""
+
 
 class EscapingOutput(Output):
     """Another output, its pages and feeds (not its JSON, which is data) with each character
@@ -115,6 +120,9 @@ class EscapingOutput(Output):
 
     def absorb(self, records: list[Any]) -> None:
         self._inner.absorb(records)
+
+    def rendered(self) -> None:
+        self._inner.rendered()
 
 
 def render_into(
@@ -170,10 +178,19 @@ def render_into(
     count = workers if workers is not None else process.usable_cpus()
     if count > 1 and total >= PARALLEL_MIN_PAGES:
         in_memory_order = sorted(pages, key=_locality)
-        first = write_extras if total < OVERLAP_EXTRAS_MAX_PAGES else None
-        if first is None:
+        beside = total < OVERLAP_EXTRAS_MAX_PAGES
+        _render_parallel(
+            tuple(in_memory_order),
+            templates,
+            chrome,
+            out,
+            progress,
+            count,
+            write_extras if beside else None,
+        )
+        if not beside:
+            out.rendered()
             write_extras()
-        _render_parallel(tuple(in_memory_order), templates, chrome, out, progress, count, first)
     else:
         write_extras()
         for number, page in enumerate(pages, start=1):

@@ -27,6 +27,7 @@ from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
 from sitegen.publish.search import (
     EXCLUDED,
     FOLDER,
+    IndexedAsRendered,
     SearchError,
     html_pages,
     index_copy,
@@ -155,18 +156,18 @@ def test_the_index_finds_each_kind_of_page_it_found_before(built: Path) -> None:
 def test_an_index_made_in_parts_is_the_index_made_at_once(
     built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Pages in path order, PART_PAGES to a Pagefind run, the runs' indexes merged: the same
-    pages with the same word counts and fragments, the same words and filters as one run over
-    them all; only the chunks the word index is cut into differ."""
+    """Pages in the order they were rendered, PART_PAGES to a Pagefind run, the runs' indexes
+    merged: the same pages with the same word counts and fragments, the same words and
+    filters as one run over them all; only the chunks the word index is cut into differ."""
     monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", 20)
     runs = []
-    run = sitegen.publish.search._run_pagefind
+    start = sitegen.publish.search._start_pagefind
 
-    def counted(binary: Path, pages: Path, output: Path, work: Path) -> None:
+    def counted(binary: Path, pages: Path, output: Path, work: Path, number: int) -> object:
         runs.append(len(list(pages.rglob("*.html"))))
-        run(binary, pages, output, work)
+        return start(binary, pages, output, work, number)
 
-    monkeypatch.setattr(sitegen.publish.search, "_run_pagefind", counted)
+    monkeypatch.setattr(sitegen.publish.search, "_start_pagefind", counted)
     out = tmp_path / "public"
     result = build_site(SITE_CONTENT, out, search=True)
     assert result.search is not None and result.search.pages == INDEXED
@@ -326,27 +327,39 @@ def test_only_the_pages_pagefind_would_index_are_handed_to_it(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("forked", [False, True])
-def test_the_pages_noted_while_rendering_are_those_read_back(
+def test_the_pages_indexed_while_rendering_are_those_read_back(
     forked: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The build hands Pagefind the pages its render noted as marked (`MarkedPages`), in one
-    process or from forked workers: exactly the pages `indexed_pages` finds by reading the
-    site, and an index byte for byte the one made from them."""
+    """The build hands Pagefind the pages its render noted as marked (`IndexedAsRendered`), in
+    one process or from forked workers, in parts started while the render goes on: exactly
+    the pages `indexed_pages` finds by reading the site, and an index byte for byte the one
+    `index_search` makes from the pages read back."""
     if forked:
-        monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 1)
-        monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
-    handed: list[list[str] | None] = []
-    index = sitegen.pipeline.index_search
+        index_while_rendering(monkeypatch)
+    handed: list[list[str]] = []
+    finish, start = IndexedAsRendered.finish, IndexedAsRendered._start
+    events = []
 
-    def noted(site: Path, into: Path, work: Path, binary: Path, marked: list[str] | None) -> object:
-        handed.append(marked)
-        return index(site, into, work, binary, marked)
+    def noted(self: IndexedAsRendered, into: Path) -> object:
+        events.append("finish")
+        index = finish(self, into)
+        handed.append(self.marked)
+        return index
 
-    monkeypatch.setattr(sitegen.pipeline, "index_search", noted)
+    def started(self: IndexedAsRendered, pages: list[str]) -> None:
+        events.append(f"part of {len(pages)}")
+        start(self, pages)
+
+    monkeypatch.setattr(IndexedAsRendered, "finish", noted)
+    monkeypatch.setattr(IndexedAsRendered, "_start", started)
     out = tmp_path / "public"
     build_site(SITE_CONTENT, out, search=True)
     (marked,) = handed
-    assert marked is not None and len(marked) == INDEXED
+    assert len(marked) == INDEXED
+    if forked:  # a part was indexed while pages were rendered
+        assert events[0] == "part of 8" and events.count("part of 8") == INDEXED // 8
+    else:  # rendered in this process: indexed, in one part, once all were written
+        assert events == ["finish", f"part of {INDEXED}"]
     assert marked == sitegen.publish.search.indexed_pages(out)
     read_back = tmp_path / "read-back"
     binary = pagefind_binary()
@@ -468,9 +481,23 @@ def test_without_pagefind_the_site_is_built_and_says_so(
     assert not (out / FOLDER).exists() and (out / "search" / "index.html").is_file()
 
 
+def index_while_rendering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture site rendered as a big one is: by a forked worker beside this process, in
+    small chunks, parts of the index started while pages render, and the files that are not
+    pages written after them (`Output.rendered`)."""
+    monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 1)
+    monkeypatch.setattr(sitegen.render.render, "CHUNK_PAGES", 4)
+    monkeypatch.setattr(sitegen.render.render, "OVERLAP_EXTRAS_MAX_PAGES", 1)
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", 8)
+
+
+@pytest.mark.parametrize("while_rendering", [False, True])
 def test_a_failing_pagefind_fails_the_build_and_keeps_the_old_site(
-    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    while_rendering: bool, built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if while_rendering:
+        index_while_rendering(monkeypatch)
     out = tmp_path / "public"
     shutil.copytree(built, out)
     before = tree(out)
@@ -486,6 +513,41 @@ def test_a_failing_pagefind_fails_the_build_and_keeps_the_old_site(
         "pagefind",
         "public",
     ]
+
+
+def test_a_build_stopped_while_pagefind_runs_stops_it_and_leaves_nothing(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C once the pages are written, a part of the index still being made: Pagefind is
+    stopped, the old site kept, no work folder or staging tree left."""
+    index_while_rendering(monkeypatch)
+    out = tmp_path / "public"
+    shutil.copytree(built, out)
+    before = tree(out)
+    pids = tmp_path / "pids"
+    slow = tmp_path / "pagefind"
+    slow.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 60\n")
+    slow.chmod(slow.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(sitegen.pipeline, "pagefind_binary", lambda: slow)
+    rendered = IndexedAsRendered.rendered
+
+    def interrupted(self: IndexedAsRendered) -> None:
+        rendered(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(IndexedAsRendered, "rendered", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_site(SITE_CONTENT, out, search=True)
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".public.sitegen-lock",
+        "pagefind",
+        "pids",
+        "public",
+    ]
+    (pid,) = pids.read_text().split()  # one part at a time: the first still ran
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)
 
 
 def test_pagefind_reads_no_configuration_of_the_machine(
