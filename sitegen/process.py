@@ -14,14 +14,18 @@ import gc
 import math
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.context import ForkContext
 from pathlib import Path
 from types import FrameType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -190,6 +194,57 @@ def collecting_less() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*thresholds)
+
+
+def forked_calls(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """Each of `calls`' results, in order: the first made by this process, each other by a
+    forked worker of its own meanwhile, where there is a CPU for it (else all here, in
+    turn). What a worker raises is raised here: an exception that pickles as itself, anything
+    else as a RuntimeError of its words; a worker that dies without a word, a RuntimeError."""
+    if len(calls) < 2 or usable_cpus() < 2:
+        return [call() for call in calls]
+    context = fork_context()
+    workers = []
+    with frozen_for_fork():
+        try:
+            with forking_workers():
+                for call in calls[1:]:
+                    reader, writer = context.Pipe(duplex=False)
+                    worker = context.Process(target=_forked_call, args=(call, writer))
+                    worker.start()
+                    writer.close()
+                    workers.append((worker, reader))
+            results = [calls[0]()]
+            for worker, reader in workers:
+                try:
+                    done, value = reader.recv()
+                except EOFError:
+                    worker.join()
+                    raise RuntimeError(f"a worker died (exit code {worker.exitcode})") from None
+                if not done:
+                    raise value
+                results.append(value)
+            return results
+        finally:
+            for worker, reader in workers:
+                if worker.is_alive():
+                    worker.kill()
+                worker.join()
+                reader.close()
+
+
+def _forked_call(call: Callable[[], object], writer: Any) -> None:
+    worker_signals()
+    try:
+        answer: tuple[bool, object] = (True, call())
+    except BaseException as error:  # anything a worker meets is reported, then it stops
+        try:
+            pickle.loads(pickle.dumps(error))
+            answer = (False, error)
+        except Exception:  # an exception that does not pickle: its words
+            answer = (False, RuntimeError(f"{type(error).__name__}: {error}"))
+    writer.send(answer)
+    writer.close()
 
 
 @contextlib.contextmanager

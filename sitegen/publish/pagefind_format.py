@@ -14,17 +14,20 @@ names its own by a hash of theirs.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import heapq
 import html
 import itertools
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import cbor2
 
+from sitegen import process
 from sitegen.model.text import neutralised
 
 PAGEFIND_VERSION = "1.5.2"
@@ -53,6 +56,13 @@ def canonicalise(index: Path) -> None:
 # Page entries per index chunk the merge writes: chunks of ~25 KB compressed, as Pagefind's own
 # are on the real catalog (its median chunk holds ~12,000).
 CHUNK_ENTRIES = 12_000
+# Words the word index of CUT_FROM_PAGES pages or more is always cut before: the stretches
+# between are joined by processes of their own (`process.forked_calls`), and a cut that depends
+# on the pages alone (not on the parts or the processes) keeps the bytes following the pages.
+# Chosen to halve the real catalog's entries (docs/performance.md); a small site's index
+# stays one stretch, as Pagefind writes it.
+CUT_BEFORE = ("h",)
+CUT_FROM_PAGES = 2_000
 
 
 def merge_parts(parts: list[Path], into: Path) -> None:
@@ -97,7 +107,7 @@ def merge_parts(parts: list[Path], into: Path) -> None:
             metas.append((folder, read(meta_path)))
             meta_path.unlink()
         body = encode(_merged_meta(metas, into, language))
-        name = _name(language, body, 10, set())
+        name = _name(language, hashlib.sha256(body).hexdigest(), 10, set())
         _write(into / f"pagefind.{name}.pf_meta", body)
         merged["languages"][language] = {
             **held[0][1],
@@ -125,23 +135,24 @@ def _merged_meta(metas: list[tuple[Path, Any]], into: Path, language: str) -> li
     fields: list[str] = []
     for _, meta in metas:
         fields.extend(field for field in meta[_FIELDS] if field not in fields)
-    streams = [
-        _words(folder, meta[_CHUNKS], number)
-        for (folder, meta), number in zip(metas, numbers, strict=True)
-    ]
+    # Each stretch of words is joined by a process of its own, into files named by digest;
+    # named as Pagefind names them once all are written, and the parts' own chunks gone.
+    bounds = [None, *(CUT_BEFORE if len(held) >= CUT_FROM_PAGES else ()), None]
+    written = process.forked_calls(
+        [
+            functools.partial(_stretch_written, metas, numbers, into, low, high)
+            for low, high in itertools.pairwise(bounds)
+        ]
+    )
+    for folder, meta in metas:
+        for chunk in meta[_CHUNKS]:
+            (folder / "index" / f"{chunk[2]}.pf_index").unlink()
     chunks: list[list[Any]] = []
     names: set[str] = set()
-    chunk: list[list[Any]] = []
-    entries = 0
-    for word, found, variants in _joined(streams):
-        forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
-        chunk.append([word, _deltas(found), forms])
-        entries += len(found) + sum(len(listed) for listed in variants.values())
-        if entries >= CHUNK_ENTRIES:
-            chunks.append(_chunk_written(into, language, chunk, names))
-            chunk, entries = [], 0
-    if chunk:
-        chunks.append(_chunk_written(into, language, chunk, names))
+    for first, last, digest in itertools.chain.from_iterable(written):
+        name = _name(language, digest, 7, names)
+        os.replace(into / "index" / f".{digest}", into / "index" / f"{name}.pf_index")
+        chunks.append([first, last, name])
     values: dict[str, dict[str, set[int]]] = {}
     for (folder, meta), number in zip(metas, numbers, strict=True):
         for filter_name, filter_hash in meta[_FILTERS]:
@@ -157,23 +168,56 @@ def _merged_meta(metas: list[tuple[Path, Any]], into: Path, language: str) -> li
             [[value, sorted(found)] for value, found in shown.items()], key=_by_value
         )
         body = encode([filter_name, renumbered])
-        found_name = _name(language, body, 7, names)
+        found_name = _name(language, hashlib.sha256(body).hexdigest(), 7, names)
         _write(into / "filter" / f"{found_name}.pf_filter", body)
         filters.append([filter_name, found_name])
     return [metas[0][1][0], pages, chunks, filters, [], fields]
 
 
-def _words(folder: Path, chunks: list[Any], number: list[int]) -> Any:
-    """A part's words in order: each with its pages and its variants' (the forms with
-    diacritics that index under it: `ağaç` under `agac`), pages as [new page number, the rest
-    of the entry] (`number`: by the part's page number, the new); each chunk read when
-    reached, and removed."""
+def _stretch_written(
+    metas: list[tuple[Path, Any]],
+    numbers: list[list[int]],
+    into: Path,
+    low: str | None,
+    high: str | None,
+) -> list[tuple[str, str, str]]:
+    """The words from `low` up to (not including) `high` (None: no bound) of the parts
+    `metas`, joined and cut into chunks of CHUNK_ENTRIES, each written into `into`/index as
+    `.<sha256 of its CBOR>`: (first word, last word, that digest) of each, in order."""
+    streams = [
+        _words(folder, meta[_CHUNKS], number, low, high)
+        for (folder, meta), number in zip(metas, numbers, strict=True)
+    ]
+    written: list[tuple[str, str, str]] = []
+    chunk: list[list[Any]] = []
+    entries = 0
+    for word, found, variants in _joined(streams):
+        forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
+        chunk.append([word, _deltas(found), forms])
+        entries += len(found) + sum(len(listed) for listed in variants.values())
+        if entries >= CHUNK_ENTRIES:
+            written.append(_chunk_staged(into, chunk))
+            chunk, entries = [], 0
+    if chunk:
+        written.append(_chunk_staged(into, chunk))
+    return written
+
+
+def _words(
+    folder: Path, chunks: list[Any], number: list[int], low: str | None, high: str | None
+) -> Any:
+    """A part's words from `low` up to `high` in order: each with its pages and its variants'
+    (the forms with diacritics that index under it: `ağaç` under `agac`), pages as [new page
+    number, the rest of the entry] (`number`: by the part's page number, the new); each chunk
+    that may hold one read when reached."""
     for chunk in chunks:
-        path = folder / "index" / f"{chunk[2]}.pf_index"
-        for word in read(path)[0]:
+        if (high is not None and chunk[0] >= high) or (low is not None and chunk[1] < low):
+            continue
+        for word in read(folder / "index" / f"{chunk[2]}.pf_index")[0]:
+            if (high is not None and word[0] >= high) or (low is not None and word[0] < low):
+                continue
             variants = {form: _absolute(pages, number) for form, pages in word[2]}
             yield word[0], _absolute(word[1], number), variants
-        path.unlink()
 
 
 def _absolute(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:
@@ -213,11 +257,11 @@ def _deltas(pages: list[list[Any]]) -> list[list[Any]]:
     return pages
 
 
-def _chunk_written(into: Path, language: str, words: list[list[Any]], names: set[str]) -> list[Any]:
+def _chunk_staged(into: Path, words: list[list[Any]]) -> tuple[str, str, str]:
     body = encode([words])
-    name = _name(language, body, 7, names)
-    _write(into / "index" / f"{name}.pf_index", body)
-    return [words[0][0], words[-1][0], name]
+    digest = hashlib.sha256(body).hexdigest()
+    _write(into / "index" / f".{digest}", body)
+    return words[0][0], words[-1][0], digest
 
 
 def filter_value_html(value: str) -> str:
@@ -246,9 +290,9 @@ def _by_value(item: list[Any]) -> str:
     return str(item[0])
 
 
-def _name(language: str, body: bytes, length: int, taken: set[str]) -> str:
-    """`en_<first hex of the sha256 of body>`, longer where it would repeat one in `taken`."""
-    digest = hashlib.sha256(body).hexdigest()
+def _name(language: str, digest: str, length: int, taken: set[str]) -> str:
+    """`en_<first hex of digest>` (a file's sha256), longer where it would repeat one in
+    `taken`."""
     while (found := f"{language}_{digest[:length]}") in taken:
         length += 1
     taken.add(found)

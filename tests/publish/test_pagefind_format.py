@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import sitegen.process
+import sitegen.publish.pagefind_format
 from sitegen.publish.pagefind_format import (
     PAGEFIND_VERSION,
     SIGNATURE,
@@ -154,6 +156,50 @@ def test_pages_are_numbered_by_url_and_filters_put_in_order(tmp_path: Path) -> N
     assert [name for name, _ in meta[3]] == ["GPU", "Pass"]
     assert len(list((one / "filter").iterdir())) == 2  # the old files gone
     assert len(list((one / "index").iterdir())) == 1
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_a_big_index_is_cut_before_fixed_words_in_one_process_or_several(
+    cpus: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From CUT_FROM_PAGES pages the words are cut before each of CUT_BEFORE, each stretch
+    joined by a process of its own where there are CPUs: every word keeps its pages, and the
+    bytes are the same however many processes made them."""
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("layer", "p"))
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: cpus)
+    found = {"backward": "a", "layer": "bc", "norm": "a", "rms": "c", "zeta": "b"}
+    passes = {"forward": "bc", "backward": "a"}
+
+    def numbered(urls: list[str], pages: dict[str, str]) -> dict[str, list[int]]:
+        return {key: sorted(urls.index(f"/{page}/") for page in on) for key, on in pages.items()}
+
+    urls = ["/b/", "/a/", "/c/"]
+    root = _index(
+        tmp_path / "i", urls, numbered(urls, found), numbered(urls, passes), ["Pass", "GPU"]
+    )
+    whole = _pages_of(root)
+    canonicalise(root)
+    assert _pages_of(root) == {k: sorted(v) for k, v in whole.items()}
+    (meta_file,) = root.glob("*.pf_meta")
+    chunks = read(meta_file)[2]
+    assert [(first, last) for first, last, _ in chunks] == [
+        ("backward", "backward"),
+        ("layer", "norm"),
+        ("rms", "zeta"),
+    ]
+    assert sorted(p.name for p in (root / "index").iterdir()) == sorted(
+        f"{name}.pf_index" for _, _, name in chunks
+    )  # the parts' own chunks and the staged files gone
+    one = tmp_path / "one"
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 1)
+    urls = ["/c/", "/a/", "/b/"]
+    canonicalise(_index(one, urls, numbered(urls, found), numbered(urls, passes), ["GPU", "Pass"]))
+    files = [
+        {p.relative_to(r).as_posix(): p.read_bytes() for p in r.rglob("*") if p.is_file()}
+        for r in (root, one)
+    ]
+    assert files[0] == files[1]
 
 
 def test_filter_values_become_html_that_shows_their_own_characters(tmp_path: Path) -> None:
