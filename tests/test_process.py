@@ -167,3 +167,44 @@ def test_interrupts_wait_for_the_deferred_block_then_stop() -> None:
             for _ in range(1000):
                 done.append("never: outside a deferred block it stops at once")
     assert done == ["after the signal", "a later block, not interrupted"]
+
+
+class _Unpicklable(Exception):
+    def __reduce__(self) -> str | tuple[object, ...]:
+        raise TypeError("not this one")
+
+
+def _own_pid() -> int:
+    return os.getpid()
+
+
+def _fails() -> int:
+    raise ValueError("bad chunk")
+
+
+def _fails_unpicklably() -> int:
+    raise _Unpicklable("held a lock")
+
+
+def _dies() -> int:
+    os._exit(9)
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_forked_calls_answer_in_order_from_workers_where_there_are_cpus(
+    cpus: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(process, "usable_cpus", lambda: cpus)
+    first, second, third = process.forked_calls([_own_pid, _own_pid, _own_pid])
+    assert first == os.getpid()
+    assert (second != first and third not in (first, second)) if cpus > 1 else second == first
+
+
+def test_what_a_forked_call_raises_is_raised_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "usable_cpus", lambda: 2)
+    with pytest.raises(ValueError, match="bad chunk"):
+        process.forked_calls([_own_pid, _fails])
+    with pytest.raises(RuntimeError, match="_Unpicklable: held a lock"):
+        process.forked_calls([_own_pid, _fails_unpicklably])
+    with pytest.raises(RuntimeError, match=r"a worker died \(exit code 9\)"):
+        process.forked_calls([_own_pid, _dies])

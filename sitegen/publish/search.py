@@ -67,6 +67,11 @@ PART_PAGES = 8_000
 _CONFIG_FILES = ("pagefind.toml", "pagefind.yml", "pagefind.yaml", "pagefind.json")
 
 
+# What the merge of an index Pagefind wrote may raise: the index not as expected (read or
+# written by one of its processes), a file system that refuses, a merge process that died.
+MERGE_ERRORS = (OSError, ValueError, KeyError, TypeError, IndexError, RuntimeError)
+
+
 class SearchIndex(NamedTuple):
     pages: int  # pages indexed
     files: int  # files of the index
@@ -121,7 +126,7 @@ def index_search(
         try:
             # One part or many: its bytes made to follow the pages, not the listing order.
             merge_parts(outputs, into)
-        except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+        except MERGE_ERRORS as error:
             raise SearchError(f"the index pagefind wrote: {error}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -344,7 +349,7 @@ class IndexedAsRendered(Output):
             raise SearchError(self._failure)
         try:
             merge_parts(self._parts, into)
-        except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
+        except MERGE_ERRORS as error:
             raise SearchError(f"the index pagefind wrote: {error}") from None
         return SearchIndex(_page_count(into), *_sizes(into), time.perf_counter() - started)
 

@@ -591,3 +591,31 @@ def test_incremental_builds_index_again_only_when_a_page_changed(
     assert not (out / FOLDER).exists()
     left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith("-lock"))
     assert left == ["cold", "content", "public"]  # no work folder beside them
+
+
+def test_a_merge_process_that_dies_fails_the_index_in_one_line(
+    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The word index's stretches are joined by forked processes (`CUT_BEFORE`): one that dies
+    (killed for memory, say) fails the index with a SearchError, not a traceback."""
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 1)
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
+    parent = os.getpid()
+    joined = sitegen.publish.pagefind_format._stretch_written
+
+    def dying(*args: object) -> object:
+        if os.getpid() != parent:
+            os._exit(9)
+        return joined(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_stretch_written", dying)
+    binary = pagefind_binary()
+    assert binary is not None
+    with pytest.raises(SearchError) as raised:
+        index_search(built, tmp_path / "index", tmp_path / "work", binary)
+    assert str(raised.value) == (
+        "search index: the index pagefind wrote: a worker died (exit code 9); "
+        "hint: --no-search builds the site without it"
+    )
+    # No work folder left; `into` is its caller's, staged by a build and removed with the stage.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
