@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -285,16 +286,14 @@ class IndexedAsRendered(Output):
         self.marked += noted + self._noted
         self._noted = []
         if self._idle() and self._failure is None and len(self._pending) >= PART_PAGES:
-            self._start(self._pending[:PART_PAGES])
-            del self._pending[:PART_PAGES]
+            self._start_next()
 
     def rendered(self) -> None:
         """Every page is written: what is left starts now if Pagefind is free, beside the
         files that are not pages."""
         self.absorb([[], []])
         if self._idle() and self._failure is None and self._pending:
-            self._start(self._pending[:PART_PAGES])
-            del self._pending[:PART_PAGES]
+            self._start_next()
 
     def _idle(self) -> bool:
         """Whether no part is being indexed; a part that failed is remembered."""
@@ -305,15 +304,15 @@ class IndexedAsRendered(Output):
         self._ended(self._running)
         return True
 
+    def _start_next(self) -> None:
+        """The next PART_PAGES pages waiting, indexed from now on."""
+        self._start(self._pending[:PART_PAGES])
+        del self._pending[:PART_PAGES]
+
     def _start(self, pages: list[str]) -> None:
         number = len(self._parts)
         tree = self._work / f"site-{number}"
-        made: set[str] = set()
-        for path in pages:
-            folder = os.path.dirname(path)
-            if folder not in made:
-                os.makedirs(tree / folder, exist_ok=True)
-                made.add(folder)
+        for path in _with_folders(tree, pages):
             os.rename(self._copies / path, tree / path)
         os.makedirs(tree, exist_ok=True)
         output = self._work / f"index-{number}"
@@ -341,8 +340,7 @@ class IndexedAsRendered(Output):
             if self._running is not None:
                 self._ended(self._running)
             if self._pending and self._failure is None:
-                self._start(self._pending[:PART_PAGES])
-                del self._pending[:PART_PAGES]
+                self._start_next()
             elif self._running is None:
                 break
         if self._failure is not None:
@@ -354,16 +352,22 @@ class IndexedAsRendered(Output):
         return SearchIndex(_page_count(into), *_sizes(into), time.perf_counter() - started)
 
 
-def link_pages(site: Path, pages: Path, paths: list[str]) -> int:
-    """Put each of `paths` (relative, in path order) under `site` into `pages`, folders and
-    files in that order, as what Pagefind reads of it: its `index_copy` where it has one, else
-    a hard link (a copy where the file system has no hard links); how many."""
+def _with_folders(root: Path, paths: list[str]) -> Iterator[str]:
+    """Each of `paths`, once its folder under `root` exists (each folder made once)."""
     made: set[str] = set()
     for path in paths:
         folder = os.path.dirname(path)
         if folder not in made:
-            os.makedirs(pages / folder, exist_ok=True)
+            os.makedirs(root / folder, exist_ok=True)
             made.add(folder)
+        yield path
+
+
+def link_pages(site: Path, pages: Path, paths: list[str]) -> int:
+    """Put each of `paths` (relative, in path order) under `site` into `pages`, folders and
+    files in that order, as what Pagefind reads of it: its `index_copy` where it has one, else
+    a hard link (a copy where the file system has no hard links); how many."""
+    for path in _with_folders(pages, paths):
         with open(site / path, "rb") as file:
             trimmed = index_copy(file.read())
         if trimmed is not None:

@@ -481,6 +481,14 @@ def test_without_pagefind_the_site_is_built_and_says_so(
     assert not (out / FOLDER).exists() and (out / "search" / "index.html").is_file()
 
 
+def pagefind_script(folder: Path, script: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's Pagefind replaced by `folder`/pagefind, a shell script of `script`."""
+    binary = folder / "pagefind"
+    binary.write_text(f"#!/bin/sh\n{script}\n")
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(sitegen.pipeline, "pagefind_binary", lambda: binary)
+
+
 def index_while_rendering(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fixture site rendered as a big one is: by a forked worker beside this process, in
     small chunks, parts of the index started while pages render, and the files that are not
@@ -501,10 +509,7 @@ def test_a_failing_pagefind_fails_the_build_and_keeps_the_old_site(
     out = tmp_path / "public"
     shutil.copytree(built, out)
     before = tree(out)
-    broken = tmp_path / "pagefind"
-    broken.write_text("#!/bin/sh\necho 'Error: something broke' >&2\nexit 3\n")
-    broken.chmod(broken.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(sitegen.pipeline, "pagefind_binary", lambda: broken)
+    pagefind_script(tmp_path, "echo 'Error: something broke' >&2\nexit 3", monkeypatch)
     with pytest.raises(SearchError, match=r"pagefind exited 3: Error: something broke"):
         build_site(SITE_CONTENT, out, search=True)
     assert tree(out) == before
@@ -525,10 +530,7 @@ def test_a_build_stopped_while_pagefind_runs_stops_it_and_leaves_nothing(
     shutil.copytree(built, out)
     before = tree(out)
     pids = tmp_path / "pids"
-    slow = tmp_path / "pagefind"
-    slow.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 60\n")
-    slow.chmod(slow.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(sitegen.pipeline, "pagefind_binary", lambda: slow)
+    pagefind_script(tmp_path, f"echo $$ >> {pids}\nexec sleep 60", monkeypatch)
     rendered = IndexedAsRendered.rendered
 
     def interrupted(self: IndexedAsRendered) -> None:
