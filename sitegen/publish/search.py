@@ -107,15 +107,12 @@ def pagefind_version() -> str | None:
         return None
 
 
-def index_search(
-    site: Path, into: Path, work: Path, binary: Path, marked: list[str] | None = None
-) -> SearchIndex:
-    """Index the HTML pages under `site` into the folder `into`. `work` is a folder that does
-    not exist yet, on the file system of `site` (the pages' links go there); it is removed.
-    `marked`: the pages carrying the body marker in path order, as `MarkedPages` noted them
-    while they were written; None: found by reading every page (`indexed_pages`)."""
+def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchIndex:
+    """Index the HTML pages under `site` into the folder `into`, the pages to index found by
+    reading every page (`indexed_pages`). `work` is a folder that does not exist yet, on the
+    file system of `site` (the pages' links go there); it is removed."""
     started = time.perf_counter()
-    found = indexed_pages(site, marked)
+    found = indexed_pages(site)
     parts = [found[at : at + PART_PAGES] for at in range(0, len(found), PART_PAGES)] or [[]]
     outputs = [work / f"index-{number}" for number in range(len(parts))]
     try:
@@ -204,15 +201,12 @@ def html_pages(site: Path) -> list[str]:
 BODY_MARKER = b"data-pagefind-body"
 
 
-def indexed_pages(site: Path, marked: list[str] | None = None) -> list[str]:
-    """The pages Pagefind would index (`html_pages` with the marker; `marked`, when the render
-    noted them), so that it is handed only those: a page it would skip still costs it a parse
-    (a kernel's history pages, a replaced run's page). As Pagefind does, every page when none
-    has the marker."""
-    if marked is None:
-        found = html_pages(site)
-        return [path for path in found if BODY_MARKER in (site / path).read_bytes()] or found
-    return marked or html_pages(site)
+def indexed_pages(site: Path) -> list[str]:
+    """The pages Pagefind would index (`html_pages` with the marker), so that it is handed
+    only those: a page it would skip still costs it a parse (a kernel's history pages, a
+    replaced run's page). As Pagefind does, every page when none has the marker."""
+    found = html_pages(site)
+    return [path for path in found if BODY_MARKER in (site / path).read_bytes()] or found
 
 
 class IndexedAsRendered(Output):
@@ -335,7 +329,7 @@ class IndexedAsRendered(Output):
         self.marked.sort()
         if not self.marked:  # no page carries the marker: Pagefind indexes every page
             self.__exit__()
-            return index_search(self._site, into, self._work, self._binary, None)
+            return index_search(self._site, into, self._work, self._binary)
         while self._pending or self._running is not None:
             if self._running is not None:
                 self._ended(self._running)

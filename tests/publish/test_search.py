@@ -385,7 +385,7 @@ def test_pagefind_indexes_the_index_copies_as_it_indexes_the_pages(
     binary = pagefind_binary()
     assert binary is not None
     whole = tmp_path / "whole"
-    index_search(built, whole, tmp_path / "work", binary, pages)
+    index_search(built, whole, tmp_path / "work", binary)  # reads the same `pages`
     assert tree(whole) == {k.removeprefix(FOLDER + "/"): v for k, v in index_of(built).items()}
 
 
