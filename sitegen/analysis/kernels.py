@@ -11,10 +11,11 @@ are ever ranked against each other. Everything here is plain data; site/ formats
 from __future__ import annotations
 
 import json
+import operator
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from sitegen.content.catalog import Catalog
@@ -45,6 +46,7 @@ class RunFacts(NamedTuple):
     """
 
     entry: LoadedResource
+    digest: str  # the entry's, read in every sort and lookup: a field, not a property
     kernel_key: str
     kernel_title: str
     kernel_slug: str
@@ -69,9 +71,9 @@ class RunFacts(NamedTuple):
     def spec(self) -> dict[str, Any]:
         return self.entry.spec
 
-    @property
-    def digest(self) -> str:
-        return self.entry.digest
+    def __hash__(self) -> int:
+        # Equal facts have equal digests: hashing all 19 fields took ~1.6 µs a call.
+        return hash(self.digest)
 
     @property
     def title(self) -> str:
@@ -264,6 +266,7 @@ def _run_facts(
     labels = dict(summary.labels)
     return RunFacts(
         entry=entry,
+        digest=entry.digest,
         kernel_key=key,
         kernel_title=title,
         kernel_slug=slug,
@@ -368,8 +371,8 @@ def newest_first(runs: Iterable[RunFacts]) -> list[RunFacts]:
     return sorted(runs, key=_age, reverse=True)
 
 
-def _age(run: RunFacts) -> tuple[str, str]:
-    return (run.observed_at, run.digest)
+# (observed_at, digest), made in C: a key of sorts over every run.
+_age: Callable[[RunFacts], tuple[str, str]] = operator.attrgetter("observed_at", "digest")
 
 
 def newer(run: RunFacts, held: RunFacts | None) -> bool:

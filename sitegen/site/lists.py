@@ -4,7 +4,8 @@ numbered pages a long list of runs continues on."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import RunFacts
@@ -177,21 +178,25 @@ def pager(lookup: SiteLookup, paths: list[str], current: int) -> tuple[Link, ...
 
 
 def run_cells(row: RunRow, columns: tuple[str, ...]) -> tuple[Link, ...]:
-    cells = {
-        "Run": row.run,
-        "Kernel": row.kernel,
-        "Pass": Link(row.pass_name),
-        "GPU": row.gpu,
-        "Shape": Link(row.shape),
-        "Value": Link(row.value),
-        "Status": Link(row.status),
-        "Observed": Link(row.observed),
-    }
-    return tuple(cells[c] for c in columns)
+    return tuple([_CELL_OF[column](row) for column in columns])
+
+
+# Each column's cell of a row, made only for the columns shown (~100,000 rows a build).
+_CELL_OF: dict[str, Callable[[RunRow], Link]] = {
+    "Run": operator.attrgetter("run"),
+    "Kernel": operator.attrgetter("kernel"),
+    "Pass": lambda row: Link(row.pass_name),
+    "GPU": operator.attrgetter("gpu"),
+    "Shape": lambda row: Link(row.shape),
+    "Value": lambda row: Link(row.value),
+    "Status": lambda row: Link(row.status),
+    "Observed": lambda row: Link(row.observed),
+}
 
 
 def _items(columns: tuple[str, ...], rows: tuple[tuple[Link, ...], ...]) -> list[dict[str, Any]]:
+    # A Link unpacks as (text, href): faster than reading its fields by name, per cell.
     return [
-        {c: {"text": cell.text, "url": cell.href} for c, cell in zip(columns, row, strict=True)}
+        dict(zip(columns, [{"text": text, "url": href} for text, href in row], strict=True))
         for row in rows
     ]

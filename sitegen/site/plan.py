@@ -38,15 +38,16 @@ def plan_site(inputs: SiteInputs) -> Site:
     key = lookup.page_key
     urls = lookup.urls
     pages: list[Page | LazyPage] = [home_page(lookup)]
-    pages += [
-        LazyPage(
-            urls.path_of(k.key) or "",
-            "leaderboard.html" if is_leaderboard(k) else "kernel.html",
-            functools.partial(leaderboard_page if is_leaderboard(k) else kernel_page, lookup, k),
-            key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
+    for k in lookup.analysis.kernels:
+        ranks = is_leaderboard(k)  # a look at every run of the kernel: asked once
+        pages.append(
+            LazyPage(
+                urls.path_of(k.key) or "",
+                "leaderboard.html" if ranks else "kernel.html",
+                functools.partial(leaderboard_page if ranks else kernel_page, lookup, k),
+                key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
+            )
         )
-        for k in lookup.analysis.kernels
-    ]
     # Where each run sits in load order (its document's place in memory).
     loaded = {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
     plan_run = functools.partial(run_page, lookup)

@@ -44,6 +44,7 @@ def run_facts(
     entry: Any = SimpleNamespace(digest=f"sha256:{name}", title=name, name=name)
     return RunFacts(
         entry=entry,
+        digest=entry.digest,
         kernel_key="kernel",
         kernel_title="Kernel",
         kernel_slug="kernel",
