@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen import process
-from sitegen.analysis.kernels import Analysis, analyse
+from sitegen.analysis.kernels import Analysis, HeldAnalysis, analyse
 from sitegen.analysis.regressions import DEFAULT_THRESHOLD
 from sitegen.content.catalog import Catalog, resolve
 from sitegen.content.documents import SHOWN_ESCAPED
@@ -92,12 +92,14 @@ def check_content(
     meanwhile: Callable[[], object] | None = None,
     progress: Progress = QUIET,
     summaries: SummaryCache | None = None,
+    held: HeldAnalysis | None = None,
 ) -> CheckedContent:
     """Load and validate every file, resolve every reference, then plan every page's path:
     everything a build relies on, so that content that checks clean always builds.
 
     With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated
-    (and `summaries`, if given, with their runs' summaries: content/load.py).
+    (and `summaries`, if given, with their runs' summaries: content/load.py), and `held`, if
+    given, with what the analysis made (analysis/kernels.py's `HeldAnalysis`).
     `meanwhile` is called once, while the load workers read (content/load.py). Raises
     EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
@@ -108,7 +110,7 @@ def check_content(
                 content_dir, cache=load_cache, meanwhile=meanwhile, summaries=summaries
             )
         with _stage(progress, "resolve"):
-            return _checked(loaded, strict, content_label(content_dir))
+            return _checked(loaded, strict, content_label(content_dir), held)
 
 
 def check_documents(
@@ -121,7 +123,9 @@ def check_documents(
         return _checked(load_documents(files, label), strict, label)
 
 
-def _checked(loaded: LoadResult, strict: bool, label: str) -> CheckedContent:
+def _checked(
+    loaded: LoadResult, strict: bool, label: str, held: HeldAnalysis | None = None
+) -> CheckedContent:
     """Resolve, then (without errors) analyse and plan every page's path."""
     catalog, resolution_problems = resolve(loaded.resources, strict=strict)
     problems = [*loaded.problems, *resolution_problems]
@@ -129,7 +133,7 @@ def _checked(loaded: LoadResult, strict: bool, label: str) -> CheckedContent:
         problems.append(_nothing_in(label))
     analysis = paths = None
     if not errors(problems):
-        analysis = analyse(catalog)
+        analysis = analyse(catalog, held)
         paths, clashes = plan_paths(catalog, analysis.kernels)
         problems += clashes
     if strict:
@@ -242,6 +246,7 @@ def _build(
             progress=progress,
             # Held only where the state stays in memory (`sitegen serve`) for the next build.
             summaries=state.summaries if state and not on_disk else None,
+            held=state.analysis if state and not on_disk else None,
         )
         if not checked.ok or checked.analysis is None or checked.paths is None:
             return BuiltSite(checked, None, 0, 0, 0, [])

@@ -15,8 +15,9 @@ import operator
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
 
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
@@ -34,6 +35,9 @@ PASS_ORDER = ("forward", "no-grad-forward", "backward", "full")
 # A forward pass without autograd's bookkeeping (`torch.no_grad()`) is a pass of its own.
 _PASS_SUFFIX = re.compile(r"-((?:no-grad-)?forward|backward|full)$")
 _PASS_IN_TITLE = re.compile(r"·\s*([a-z][a-z-]*) pass$")
+
+
+T = TypeVar("T")
 
 
 # Named tuples, as the site's records: made in C once per run, and cheap to define at start.
@@ -146,6 +150,63 @@ class Analysis(NamedTuple):
     kernels: tuple[Kernel, ...]  # sorted by title then key
     newest: tuple[RunFacts, ...]  # every run, newest first (`newest_first`)
     cohorts: dict[tuple[str, str, str], tuple[RunFacts, ...]]  # RunFacts.cohort → its runs
+    held: HeldAnalysis | None = None  # `sitegen serve`'s, which this analysis updated
+
+
+# Where a run sits and what it holds: its digest, its metadata's digest, its file and place.
+RunPlace = tuple[str, str, str, str]
+
+
+@dataclass
+class HeldAnalysis:
+    """What `analyse` and the pages made of each run and kernel, held between the builds of
+    `sitegen serve`, so that a rebuild after one changed run redoes the work of that run and
+    its kernel only. A run's facts are reused while the run (its digests, file and place) and
+    every resource that is not a run are unchanged; a kernel while it has the same facts
+    objects; what a later stage made of a run or a kernel (`derived`) while it is the very same
+    object. Anything else (a changed protocol, workload, implementation…) drops it all.
+    """
+
+    others: tuple[tuple[str, str, str], ...] = ()  # every other resource: (kind, digest, token)
+    facts: dict[RunPlace, RunFacts] = field(default_factory=dict)
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    # (what, run digest or kernel key) → (that run or kernel, `extra`, what was made)
+    made: dict[tuple[str, str], tuple[Kernel | RunFacts, Hashable, Any]] = field(
+        default_factory=dict
+    )
+
+    def derived(
+        self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]
+    ) -> T:
+        """`make()`, or what it made in an earlier build for this very run or kernel object
+        and an equal `extra` (what else it depends on, besides the site-wide inputs)."""
+        slot = (what, subject.key if isinstance(subject, Kernel) else subject.digest)
+        found = self.made.get(slot)
+        if found is not None and found[0] is subject and found[1] == extra:
+            return found[2]  # type: ignore[no-any-return]
+        value = make()
+        self.made[slot] = (subject, extra, value)
+        return value
+
+    def renew(self, catalog: Catalog) -> None:
+        """Drop everything if a resource that is not a run changed since the last build."""
+        others = tuple(
+            sorted(
+                (e.kind, e.digest, e.token)
+                for e in catalog.by_digest.values()
+                if e.kind != "BenchmarkRun"
+            )
+        )
+        if others != self.others:
+            self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
+
+    def keep(self, facts: dict[RunPlace, RunFacts], kernels: list[Kernel]) -> None:
+        """Hold this build's facts and kernels, and what was made of those alone."""
+        self.facts = facts
+        self.kernels = {k.key: k for k in kernels}
+        # Ids of objects alive (held here or by the entries): equal ids, the same object.
+        alive = {id(k) for k in kernels} | {id(run) for run in facts.values()}
+        self.made = {slot: made for slot, made in self.made.items() if id(made[0]) in alive}
 
 
 def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:
@@ -179,8 +240,10 @@ def _workload_shape(workload: LoadedResource) -> Shape:
     return Shape(tuple(spec["axes"].items()), dtype, scalars)
 
 
-def analyse(catalog: Catalog) -> Analysis:
-    """Derive every run's facts, then each kernel's runs, implementations, passes and GPUs."""
+def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
+    """Derive every run's facts, then each kernel's runs, implementations, passes and GPUs.
+    With `held` (`sitegen serve`), what an earlier build made is reused where it still holds,
+    and `held` is updated."""
     shapes: dict[str, Shape] = {
         w.digest: _workload_shape(w) for w in catalog.of_kind("WorkloadCase")
     }
@@ -196,8 +259,16 @@ def analyse(catalog: Catalog) -> Analysis:
         if entry.spec.get("projectRevision")
     }
     facts: dict[str, RunFacts] = {}
+    if held is not None:
+        held.renew(catalog)
+    kept: dict[RunPlace, RunFacts] = {}
     for entry in sorted(catalog.of_kind("BenchmarkRun"), key=lambda e: e.digest):
-        facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
+        if held is None:
+            facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
+            continue
+        place = (entry.digest, entry.metadata_digest, entry.path, entry.where)
+        found = held.facts.get(place) or _run_facts(entry, catalog, shapes, lineages)
+        facts[entry.digest] = kept[place] = found
 
     runs_by_kernel: dict[str, list[RunFacts]] = defaultdict(list)
     for run in facts.values():
@@ -206,7 +277,13 @@ def analyse(catalog: Catalog) -> Analysis:
     for operation in catalog.of_kind("OperationSpec"):
         runs_by_kernel.setdefault(operation.digest, [])
     for key, runs in runs_by_kernel.items():
-        kernels.append(_kernel(key, runs, catalog))
+        previous = held.kernels.get(key) if held is not None else None
+        if previous is not None and _same_runs(previous.runs, runs):
+            kernels.append(previous)
+        else:
+            kernels.append(_kernel(key, runs, catalog))
+    if held is not None:
+        held.keep(kept, kernels)
     kernels.sort(key=lambda k: (k.title.lower(), k.key))
     cohorts: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
     for run in facts.values():
@@ -216,7 +293,13 @@ def analyse(catalog: Catalog) -> Analysis:
         tuple(kernels),
         tuple(newest_first(facts.values())),
         {key: tuple(runs) for key, runs in cohorts.items()},
+        held,
     )
+
+
+def _same_runs(held: tuple[RunFacts, ...], runs: list[RunFacts]) -> bool:
+    """Whether a held kernel's runs are these very facts objects (held ones: equal content)."""
+    return len(held) == len(runs) and set(map(id, held)) == set(map(id, runs))
 
 
 def _run_facts(

@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.content.catalog import Catalog
 from sitegen.content.load import LoadCache, Packed, StatKey, SummaryCache
 from sitegen.model.problems import Problem, Severity
@@ -89,6 +90,8 @@ class State:
     tree: dict[str, StatKey] = field(default_factory=dict)
     # The runs' summaries of each file in `loads` (`sitegen serve` only): never written.
     summaries: SummaryCache = field(default_factory=dict, compare=False)
+    # What the analysis made of each run and kernel (`sitegen serve` only): never written.
+    analysis: HeldAnalysis = field(default_factory=HeldAnalysis, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:

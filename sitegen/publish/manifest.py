@@ -124,6 +124,7 @@ class _Entries:
     def __init__(self, catalog: Catalog, analysis: Analysis, urls: SiteUrls) -> None:
         self.catalog = catalog
         self.runs = analysis.runs
+        self.held = analysis.held  # `sitegen serve`'s: a run's info is made once a run
         self.urls = urls
         self.kernels = {k.key: k for k in analysis.kernels}
         self.gpus: dict[str, str] = {}
@@ -137,7 +138,11 @@ class _Entries:
                 self.gpus[run.environment] = environment_label(self.catalog, run.environment)
             if run.shape not in self.shapes:
                 self.shapes[run.shape] = run.shape.label()
-            info = _run_info(run, self.gpus[run.environment], self.shapes[run.shape])
+            gpu, shape = self.gpus[run.environment], self.shapes[run.shape]
+            if self.held is None:
+                info = _run_info(run, gpu, shape)
+            else:
+                info = self.held.derived("manifest", run, None, lambda: _run_info(run, gpu, shape))
         return Entry(
             digest=entry.digest,
             kind=entry.kind,

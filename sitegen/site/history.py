@@ -43,10 +43,17 @@ def kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
 
 
 def _kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
-    histories = histories_of(lookup.kernels[kernel_key])
-    found = steps_of(
-        [h for h in histories if len(h.points) > 1], lookup.inputs.regression_threshold
-    )
+    kernel = lookup.kernels[kernel_key]
+    threshold = lookup.inputs.regression_threshold
+    held = lookup.analysis.held
+    if held is None:
+        return _history_of(kernel, threshold)
+    return held.derived("history", kernel, threshold, lambda: _history_of(kernel, threshold))
+
+
+def _history_of(kernel: Kernel, threshold: float) -> KernelHistory:
+    histories = histories_of(kernel)
+    found = steps_of([h for h in histories if len(h.points) > 1], threshold)
     return KernelHistory(histories, found)
 
 

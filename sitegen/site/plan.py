@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 
-from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.site.changes import banner, changes_page, has_changes_page
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
@@ -30,6 +29,7 @@ from sitegen.site.resource import KINDS, resource_continuation, resource_page
 from sitegen.site.run import run_key, run_page
 from sitegen.site.search import search_page
 from sitegen.site.sources import sources_page
+from sitegen.site.verdicts import leaderboard_kernel
 
 
 def plan_site(inputs: SiteInputs) -> Site:
@@ -39,7 +39,7 @@ def plan_site(inputs: SiteInputs) -> Site:
     urls = lookup.urls
     pages: list[Page | LazyPage] = [home_page(lookup)]
     for k in lookup.analysis.kernels:
-        ranks = is_leaderboard(k)  # a look at every run of the kernel: asked once
+        ranks = lookup.memo(leaderboard_kernel)(k.key)
         pages.append(
             LazyPage(
                 urls.path_of(k.key) or "",

@@ -111,8 +111,14 @@ class WinsLine(NamedTuple):
 
 
 def leaderboard_kernel(lookup: SiteLookup, key: str) -> bool:
-    """Whether the kernel's page is a leaderboard (analysis/leaderboards.py)."""
-    return is_leaderboard(lookup.kernels[key])
+    """Whether the kernel's page is a leaderboard (analysis/leaderboards.py); a look at each
+    of its runs, so asked once a kernel (`lookup.memo`), and in `sitegen serve` once while the
+    kernel is unchanged."""
+    kernel = lookup.kernels[key]
+    held = lookup.analysis.held
+    if held is None:
+        return is_leaderboard(kernel)
+    return held.derived("leaderboard", kernel, None, lambda: is_leaderboard(kernel))
 
 
 def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:

@@ -1,0 +1,111 @@
+"""analysis/kernels.py: what `sitegen serve` holds of the analysis between builds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from sitegen.analysis.kernels import Analysis, HeldAnalysis, Kernel
+from sitegen.pipeline import check_content
+from tests.conftest import FIXTURES
+
+SITE_CONTENT = FIXTURES / "site" / "content"
+
+
+def analysed(content: Path, held: HeldAnalysis) -> Analysis:
+    checked = check_content(content, held=held)
+    assert checked.ok and checked.analysis is not None
+    return checked.analysis
+
+
+def timed_run(content: Path) -> Path:
+    return next(
+        p
+        for p in sorted((content / "runs").rglob("*.json"))
+        if "timing" in json.loads(p.read_text())["spec"]
+    )
+
+
+def edit_median(path: Path) -> str:
+    """Moves the run's median by 1 ns; returns the run's name."""
+    document = json.loads(path.read_text())
+    document["spec"]["timing"]["latencyNs"]["median"] += 1
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return str(document["metadata"]["name"])
+
+
+def test_a_rebuild_reuses_the_facts_and_kernels_of_unchanged_runs(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    held = HeldAnalysis()
+    first = analysed(content, held)
+    again = analysed(content, held)  # the same content, read again: new resource objects
+    assert all(again.runs[d] is run for d, run in first.runs.items())
+    assert all(a is b for a, b in zip(first.kernels, again.kernels, strict=True))
+
+    name = edit_median(timed_run(content))
+    edited = analysed(content, held)
+    changed = [run for run in edited.runs.values() if run.entry.name == name]
+    assert len(changed) == 1 and changed[0].digest not in first.runs
+    kept = [run for run in edited.runs.values() if run is not changed[0]]
+    assert all(first.runs[run.digest] is run for run in kept)  # counted: all but one reused
+    kernels = {k.key: k for k in first.kernels}
+    renewed = [k.key for k in edited.kernels if kernels.get(k.key) is not k]
+    assert renewed == [changed[0].kernel_key]  # only the edited run's kernel is made again
+    assert set(held.facts.values()) == set(edited.runs.values())
+
+
+def test_a_changed_resource_that_is_not_a_run_drops_what_was_held(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    held = HeldAnalysis()
+    first = analysed(content, held)
+    environment = sorted((content / "environments").glob("*.json"))[0]
+    document = json.loads(environment.read_text())
+    document["metadata"]["title"] = "Renamed host"
+    environment.write_text(json.dumps(document, indent=2) + "\n")
+    again = analysed(content, held)
+    assert not any(again.runs[d] is run for d, run in first.runs.items())
+    assert not any(a is b for a, b in zip(first.kernels, again.kernels, strict=True))
+
+
+def test_derived_is_made_again_only_for_another_kernel_or_extra(tmp_path: Path) -> None:
+    held = HeldAnalysis()
+    analysis = analysed(SITE_CONTENT, held)
+    kernel: Kernel = analysis.kernels[0]
+    made: list[str] = []
+
+    def make(word: str) -> str:
+        made.append(word)
+        return word
+
+    assert held.derived("x", kernel, 1, lambda: make("a")) == "a"
+    assert held.derived("x", kernel, 1, lambda: make("b")) == "a"
+    assert held.derived("x", kernel, 2, lambda: make("c")) == "c"
+    assert held.derived("x", kernel._replace(), 2, lambda: make("d")) == "d"  # an equal copy
+    run = next(iter(analysis.runs.values()))
+    assert held.derived("x", run, None, lambda: make("e")) == "e"  # its own slot
+    assert held.derived("x", run, None, lambda: make("f")) == "e"
+    assert held.derived("x", run._replace(), None, lambda: make("g")) == "g"
+    assert made == ["a", "c", "d", "e", "g"]
+
+
+def test_only_what_was_made_of_this_builds_runs_and_kernels_is_held(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    held = HeldAnalysis()
+    first = analysed(content, held)
+    for run in first.runs.values():
+        held.derived("x", run, None, lambda: 1)
+    for kernel in first.kernels:
+        held.derived("x", kernel, None, lambda: 1)
+    name = edit_median(timed_run(content))
+    edited = analysed(content, held)
+    subjects = [made[0] for made in held.made.values()]
+    # The edited run's old facts and its old kernel are gone; the rest is still held.
+    assert len(subjects) == len(first.runs) - 1 + len(first.kernels) - 1
+    assert all(
+        s is edited.runs.get(getattr(s, "digest", "")) or s in edited.kernels for s in subjects
+    )
+    assert not any(getattr(s, "entry", None) and s.entry.name == name for s in subjects)
