@@ -124,7 +124,7 @@ class _Entries:
     def __init__(self, catalog: Catalog, analysis: Analysis, urls: SiteUrls) -> None:
         self.catalog = catalog
         self.runs = analysis.runs
-        self.held = analysis.held  # `sitegen serve`'s: a run's info is made once a run
+        self.held = analysis.held  # `sitegen serve`'s: a run's entry is made once a run
         self.urls = urls
         self.kernels = {k.key: k for k in analysis.kernels}
         self.gpus: dict[str, str] = {}
@@ -132,17 +132,20 @@ class _Entries:
 
     def __call__(self, entry: LoadedResource) -> Entry:
         run = self.runs.get(entry.digest)
+        if run is None or self.held is None:
+            return self._entry(entry, run)
+        # Held while the run's facts are: its page's path and its file and place may move.
+        where = (self.urls.path_of(entry.digest), entry.path, entry.where)
+        return self.held.derived("manifest", run, where, lambda: self._entry(entry, run))
+
+    def _entry(self, entry: LoadedResource, run: RunFacts | None) -> Entry:
         info = None
         if run is not None:
             if run.environment not in self.gpus:
                 self.gpus[run.environment] = environment_label(self.catalog, run.environment)
             if run.shape not in self.shapes:
                 self.shapes[run.shape] = run.shape.label()
-            gpu, shape = self.gpus[run.environment], self.shapes[run.shape]
-            if self.held is None:
-                info = _run_info(run, gpu, shape)
-            else:
-                info = self.held.derived("manifest", run, None, lambda: _run_info(run, gpu, shape))
+            info = _run_info(run, self.gpus[run.environment], self.shapes[run.shape])
         return Entry(
             digest=entry.digest,
             kind=entry.kind,
