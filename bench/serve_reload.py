@@ -101,13 +101,20 @@ def _served(lines: IO[str], started: float) -> tuple[float, str]:
     raise SystemExit("sitegen serve stopped before it served")
 
 
+def digest_of(data: bytes) -> str:
+    """The digest of the run document `data`, read from a file outside the content tree: a file
+    made and deleted inside it would start a rebuild of its own, which the edit's then waits
+    for (the timings before 2026-12-04 evening included up to one such rebuild)."""
+    with tempfile.TemporaryDirectory(prefix="serve-reload-probe-") as folder:
+        probe = Path(folder) / "run.json"
+        probe.write_bytes(data)
+        (run,) = load_files([probe]).resources
+        return run.digest
+
+
 def _edit_until_shown(target: Path, original: bytes, number: int, address: str) -> float:
     data, median = edited(original, number)
-    probe = target.with_suffix(".probe")
-    probe.write_bytes(data)
-    (run,) = load_files([probe]).resources
-    probe.unlink()
-    url = address.rstrip("/") + "/" + run_path(run.digest)
+    url = address.rstrip("/") + "/" + run_path(digest_of(data))
     target.write_bytes(data)
     written = time.perf_counter()
     while not shows(url + "index.json", median):

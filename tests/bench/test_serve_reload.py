@@ -6,7 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from bench.serve_reload import edited, first_timed_run, measure
+from bench.serve_reload import digest_of, edited, first_timed_run, measure
+from sitegen.content.load import load_files
 from tests.conftest import FIXTURES
 
 
@@ -29,3 +30,19 @@ def test_the_new_version_is_found_served_and_the_file_is_put_back(tmp_path: Path
     assert result["file"] == target.relative_to(content).as_posix()
     assert len(result["reloaded_s_all"]) == 2
     assert target.read_bytes() == before
+
+
+def test_the_new_digest_is_read_without_touching_the_content_tree(tmp_path: Path) -> None:
+    """A probe file inside the tree would start a rebuild of its own, before the edit's."""
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    target = first_timed_run(content)
+    before = {p: p.stat().st_mtime_ns for p in content.rglob("*")}
+    parent = target.parent.stat().st_mtime_ns
+    data, _ = edited(target.read_bytes(), 0)
+    found = digest_of(data)
+    assert {p: p.stat().st_mtime_ns for p in content.rglob("*")} == before
+    assert target.parent.stat().st_mtime_ns == parent  # nothing made and deleted beside it
+    target.write_bytes(data)
+    (run,) = load_files([target]).resources
+    assert found == run.digest
