@@ -417,12 +417,55 @@ def index_copy(page: bytes) -> bytes | None:
             or page.find(b"<img", position, start) >= 0
         ):
             return None  # nested: its end is not the first one found; an image left out
-        kept.append(element)
+        kept.append(_without_unindexed(element))
         position = end
     if page.find(b"<img", position) >= 0:
         return None
     kept.append(b"</body></html>")
     return b"\n".join(kept)
+
+
+# What a marked element may hold whose words Pagefind never takes, cut from its copy: a list
+# page's run table (EXCLUDED's table.runs: ~70 % of the bytes of a GPU, protocol or project
+# page) and a chart's JSON (a script's text is never indexed: ~a third of a kernel page).
+# Parsing them cost Pagefind over half its time on the pages that are not runs'. Neither nests
+# an element of its own name (a script's JSON escapes `<`: environment.py's `script_json`).
+_UNINDEXED = ((b'<table class="runs">', b"</table>"), (b"<script", b"</script>"))
+
+
+def _without_unindexed(element: bytes) -> bytes:
+    """`element` without the _UNINDEXED elements it holds that `_surely_unindexed`."""
+    for opening, closing in _UNINDEXED:
+        pieces: list[bytes] = []
+        position = 0
+        while (start := element.find(opening, position)) >= 0:
+            end = element.find(closing, start)
+            if end < 0:
+                break
+            end += len(closing)
+            if _surely_unindexed(element, start, end, opening):
+                pieces.append(element[position:start])
+                position = end
+            else:  # kept: what it holds is looked at in turn
+                pieces.append(element[position : start + 1])
+                position = start + 1
+        if pieces:
+            element = b"".join(pieces) + element[position:]
+    return element
+
+
+def _surely_unindexed(element: bytes, start: int, end: int, opening: bytes) -> bool:
+    """Whether cutting `element[start:end]` surely changes nothing Pagefind takes: it is one
+    whole element (its tag's name ends there; none of its name nested in it), holds no Pagefind
+    attribute and no image, and has whitespace on one side, so the words around stay apart."""
+    cut = element[start:end]
+    return (
+        (opening.endswith(b">") or cut[len(opening) : len(opening) + 1] in (b">", b" "))
+        and cut.find(opening[:6], 1) < 0
+        and _ATTRIBUTE not in cut
+        and b"<img" not in cut
+        and (element[start - 1 : start].isspace() or element[end : end + 1].isspace())
+    )
 
 
 def _page_count(into: Path) -> int:

@@ -381,6 +381,10 @@ def test_pagefind_indexes_the_index_copies_as_it_indexes_the_pages(
         assert copy is not None and len(copy) < sizes[page]
         if page.startswith("runs/"):  # a run page's index body is its title and one section
             assert len(copy) < sizes[page] / 2
+    # The run tables and charts' JSON inside marked elements are cut from the copies.
+    for cut in (b'<table class="runs">', b'<script type="application/json"'):
+        holding = [n for n, page in enumerate(pages) if cut in (built / page).read_bytes()]
+        assert holding and not any(cut in (copies[n] or b"") for n in holding), cut
     monkeypatch.setattr(sitegen.publish.search, "index_copy", lambda page: None)
     binary = pagefind_binary()
     assert binary is not None
@@ -417,6 +421,34 @@ HEAD = b'<!doctype html>\n<html lang="en">\n<head><title>t</title></head>\n<body
         (b"<p>data-pagefind-body, as words</p><main data-pagefind-body>t</main>", None),
         (b"<main data-pagefind-body>t", None),
         (b"", None),
+        (
+            b'<main data-pagefind-body><p>a</p>\n<table class="runs"><tr><td>r</td></tr></table>'
+            b'\n<script type="application/json">{"x":1}</script><p>b</p></main>',
+            b"<main data-pagefind-body><p>a</p>\n\n<p>b</p></main>",
+        ),
+        (
+            b'<main data-pagefind-body><p>a</p><table class="runs"><tr><td>r</td></tr></table>'
+            b"<p>b</p><script>1</script><span>c</span><scripts>d</scripts> <script>2</script>"
+            b"</main>",
+            b'<main data-pagefind-body><p>a</p><table class="runs"><tr><td>r</td></tr></table>'
+            b"<p>b</p><script>1</script><span>c</span><scripts>d</scripts> </main>",
+        ),
+        (
+            b'<main data-pagefind-body>\n<table class="runs"><tr><td><table></table></td></tr>'
+            b'</table>\n<table class="runs"><tr><td data-pagefind-weight="2">w</td></tr></table>'
+            b'\n<table class="runs"><tr><td><img src=a></td></tr></table>\n</main>',
+            b'<main data-pagefind-body>\n<table class="runs"><tr><td><table></table></td></tr>'
+            b'</table>\n<table class="runs"><tr><td data-pagefind-weight="2">w</td></tr></table>'
+            b'\n<table class="runs"><tr><td><img src=a></td></tr></table>\n</main>',
+        ),
+        (
+            b'<main data-pagefind-body>\n<table class="runs"><tr><td><table></table></td></tr>'
+            b'</table>\n<table class="runs"><tr><td data-pagefind-weight="2">w</td></tr></table>'
+            b'\n<table class="runs"><tr><td>unclosed\n</main>',
+            b'<main data-pagefind-body>\n<table class="runs"><tr><td><table></table></td></tr>'
+            b'</table>\n<table class="runs"><tr><td data-pagefind-weight="2">w</td></tr></table>'
+            b'\n<table class="runs"><tr><td>unclosed\n</main>',
+        ),
     ],
     ids=[
         "run",
@@ -429,6 +461,10 @@ HEAD = b'<!doctype html>\n<html lang="en">\n<head><title>t</title></head>\n<body
         "text",
         "unclosed",
         "no-body-end",
+        "run-table-and-script-cut",
+        "kept-where-words-would-join",
+        "kept-nested-attribute-image",
+        "kept-unclosed",
     ],
 )
 def test_an_index_copy_is_the_head_and_the_marked_elements_or_none(
