@@ -209,6 +209,17 @@ class HeldAnalysis:
         self.made = {slot: made for slot, made in self.made.items() if id(made[0]) in alive}
 
 
+def derived(
+    held: HeldAnalysis | None,
+    what: str,
+    subject: Kernel | RunFacts,
+    extra: Hashable,
+    make: Callable[[], T],
+) -> T:
+    """`held.derived(…)`, or `make()` where nothing is held (every build but `sitegen serve`)."""
+    return make() if held is None else held.derived(what, subject, extra, make)
+
+
 def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:
     """The timed pass: from the protocol's name or title, else (without the protocol) the run's
     title or benchmark. A protocol that names no pass times none: a leaderboard's title goes on

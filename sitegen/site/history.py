@@ -16,7 +16,7 @@ from collections import defaultdict
 from typing import Any, NamedTuple
 
 from sitegen.analysis.history import HistoryPoint, SeriesHistory, histories_of
-from sitegen.analysis.kernels import Kernel, RunFacts
+from sitegen.analysis.kernels import Kernel, RunFacts, derived
 from sitegen.analysis.regressions import Found, cause, shared_by, steps_of
 from sitegen.model.digest import short
 from sitegen.model.names import short_hash
@@ -45,10 +45,8 @@ def kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
 def _kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
     kernel = lookup.kernels[kernel_key]
     threshold = lookup.inputs.regression_threshold
-    held = lookup.analysis.held
-    if held is None:
-        return _history_of(kernel, threshold)
-    return held.derived("history", kernel, threshold, lambda: _history_of(kernel, threshold))
+    make = functools.partial(_history_of, kernel, threshold)
+    return derived(lookup.analysis.held, "history", kernel, threshold, make)
 
 
 def _history_of(kernel: Kernel, threshold: float) -> KernelHistory:

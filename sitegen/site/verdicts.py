@@ -4,9 +4,10 @@ tallies of a kernel page's passes and of a GPU page (analysis/verdicts.py decide
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
-from sitegen.analysis.kernels import RunFacts
+from sitegen.analysis.kernels import RunFacts, derived
 from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.analysis.series import metrics_of, rank_cohort
 from sitegen.analysis.verdicts import (
@@ -115,10 +116,8 @@ def leaderboard_kernel(lookup: SiteLookup, key: str) -> bool:
     of its runs, so asked once a kernel (`lookup.memo`), and in `sitegen serve` once while the
     kernel is unchanged."""
     kernel = lookup.kernels[key]
-    held = lookup.analysis.held
-    if held is None:
-        return is_leaderboard(kernel)
-    return held.derived("leaderboard", kernel, None, lambda: is_leaderboard(kernel))
+    make = functools.partial(is_leaderboard, kernel)
+    return derived(lookup.analysis.held, "leaderboard", kernel, None, make)
 
 
 def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
