@@ -430,12 +430,16 @@ def index_copy(page: bytes) -> bytes | None:
 # page) and a chart's JSON (a script's text is never indexed: ~a third of a kernel page).
 # Parsing them cost Pagefind over half its time on the pages that are not runs'. Neither nests
 # an element of its own name (a script's JSON escapes `<`: environment.py's `script_json`).
-_UNINDEXED = ((b'<table class="runs">', b"</table>"), (b"<script", b"</script>"))
+# Each as (its opening up to its attributes, its tag as a nested one would open, its end).
+_UNINDEXED = (
+    (b'<table class="runs">', b"<table", b"</table>"),
+    (b"<script", b"<script", b"</script>"),
+)
 
 
 def _without_unindexed(element: bytes) -> bytes:
     """`element` without the _UNINDEXED elements it holds that `_surely_unindexed`."""
-    for opening, closing in _UNINDEXED:
+    for opening, tag, closing in _UNINDEXED:
         pieces: list[bytes] = []
         position = 0
         while (start := element.find(opening, position)) >= 0:
@@ -443,7 +447,7 @@ def _without_unindexed(element: bytes) -> bytes:
             if end < 0:
                 break
             end += len(closing)
-            if _surely_unindexed(element, start, end, opening):
+            if _surely_unindexed(element, start, end, opening, tag):
                 pieces.append(element[position:start])
                 position = end
             else:  # kept: what it holds is looked at in turn
@@ -454,14 +458,15 @@ def _without_unindexed(element: bytes) -> bytes:
     return element
 
 
-def _surely_unindexed(element: bytes, start: int, end: int, opening: bytes) -> bool:
+def _surely_unindexed(element: bytes, start: int, end: int, opening: bytes, tag: bytes) -> bool:
     """Whether cutting `element[start:end]` surely changes nothing Pagefind takes: it is one
-    whole element (its tag's name ends there; none of its name nested in it), holds no Pagefind
-    attribute and no image, and has whitespace on one side, so the words around stay apart."""
+    whole element (its tag's name ends after `opening`; no `tag` nested in it), holds no
+    Pagefind attribute and no image, and has whitespace on one side, so the words around stay
+    apart."""
     cut = element[start:end]
     return (
         (opening.endswith(b">") or cut[len(opening) : len(opening) + 1] in (b">", b" "))
-        and cut.find(opening[:6], 1) < 0
+        and cut.find(tag, 1) < 0
         and _ATTRIBUTE not in cut
         and b"<img" not in cut
         and (element[start - 1 : start].isspace() or element[end : end + 1].isspace())
