@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import json
 import operator
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -300,20 +301,36 @@ class SiteLookup:
             return self.project_implementations(entry)
         return [entry.digest]
 
-    def _run_digests(self, sources: list[str]) -> Iterator[str]:
-        return (u.digest for d in sources for u in self.users(d) if u.kind == "BenchmarkRun")
-
     def _resource_runs(self, entry: LoadedResource) -> list[RunFacts]:
         """The runs a resource page lists, in their order."""
-        place = self._listed_place
-        return [self.runs[d] for d in sorted(self._run_digests(self.run_sources(entry)), key=place)]
+        lists = [self._listed_runs.get(d, []) for d in self.run_sources(entry)]
+        if len(lists) == 1:
+            return list(lists[0])
+        # A project's implementations: their lists are each in order, so merged by place.
+        return list(heapq.merge(*lists, key=self._listed_place))
 
     @functools.cached_property
-    def _listed_place(self) -> Callable[[str], int]:
-        """Each run's place in `listed_order` among all runs: every list sorted by it at once
-        rather than by the order's key, a tuple, made again for each list a run is in."""
-        ordered = sorted(self.runs.values(), key=listed_order)
-        return {run.digest: number for number, run in enumerate(ordered)}.__getitem__
+    def _listed_runs(self) -> dict[str, list[RunFacts]]:
+        """Each resource's runs in `listed_order`: every list made in one pass over all runs in
+        that order, not sorted again for each of the ~1,400 resources (in serve, each rebuild)."""
+        listed: dict[str, list[RunFacts]] = defaultdict(list)
+        for run in self._listed_order:
+            # A run's four references (`_REFERENCE_FIELDS`): the resources whose pages list it.
+            listed[run.implementation].append(run)
+            listed[run.workload].append(run)
+            listed[run.protocol].append(run)
+            listed[run.environment].append(run)
+        return listed
+
+    @functools.cached_property
+    def _listed_order(self) -> list[RunFacts]:
+        return sorted(self.runs.values(), key=listed_order)
+
+    @functools.cached_property
+    def _listed_place(self) -> Callable[[RunFacts], int]:
+        """A run's place in `listed_order` among all runs, to merge lists already in it."""
+        place = {run.digest: number for number, run in enumerate(self._listed_order)}
+        return lambda run: place[run.digest]
 
     def resource_run_count(self, entry: LoadedResource) -> int:
         """How many runs a resource page lists, without putting them in order unless they

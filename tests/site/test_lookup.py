@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.site.lookup import SiteLookup
+from sitegen.site.lookup import SiteLookup, listed_order
 from sitegen.site.plan import plan_site
 from sitegen.site.records import LazyPage
 from tests.site.planned import site_inputs
@@ -65,3 +65,28 @@ def test_a_resources_run_count_is_its_users_count_a_projects_through_its_impleme
     assert 0 in counted.values() and max(counted.values()) > 4
     projects = [e for e in catalog.of_kind("SoftwareProject") if counted[e.digest]]
     assert projects, "a project counts its implementations' runs"
+
+
+def test_a_resources_runs_are_its_run_users_in_listed_order() -> None:
+    """The lists made in one pass over the runs are what sorting each resource's run users
+    (a project's: its implementations') by `listed_order` gives."""
+    inputs = site_inputs()
+    lookup = SiteLookup(inputs)
+    catalog = inputs.catalog
+    resources = [e for e in catalog.by_digest.values() if e.kind != "BenchmarkRun"]
+    for entry in resources:
+        users = [
+            lookup.runs[user.digest]
+            for source in lookup.run_sources(entry)
+            for user in catalog.users(source)
+            if user.kind == "BenchmarkRun"
+        ]
+        assert lookup.resource_runs(entry) == sorted(users, key=listed_order), entry.path
+    listed = [e for e in resources if len(lookup.resource_runs(e)) > 1]
+    assert {e.kind for e in listed} >= {"SoftwareProject", "ExecutionEnvironment"}
+    merged = [
+        e
+        for e in catalog.of_kind("SoftwareProject")
+        if sum(1 for d in lookup.run_sources(e) if catalog.users(d, "BenchmarkRun")) > 1
+    ]
+    assert merged, "a project whose implementations' lists are merged"
