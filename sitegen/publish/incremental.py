@@ -284,10 +284,11 @@ def fingerprint(catalog: Catalog, urls: SiteUrls, *extra: Any) -> str:
     digest.update(_hash_files(hashlib.sha256(), (TEMPLATES_DIR, ASSETS_DIR)).encode())
     digest.update(repr(sorted((k, a.path) for k, a in site_assets(True).items())).encode())
     digest.update(repr((urls.prefix, urls.base)).encode())
-    for key, path in sorted(urls.paths.items()):
-        entry = catalog.by_digest.get(key)
-        if entry is None or entry.kind != "BenchmarkRun":
-            digest.update(f"{key}\0{path}\n".encode())
+    # Runs are ~90 % of the catalog: left out before the sort, not after.
+    runs = {entry.digest for entry in catalog.of_kind("BenchmarkRun")}
+    paths = urls.paths
+    for key in sorted(paths.keys() - runs):
+        digest.update(f"{key}\0{paths[key]}\n".encode())
     for value, entry in catalog.by_digest.items():
         if entry.kind != "BenchmarkRun":
             digest.update(f"{value}\0{entry.token}\n".encode())

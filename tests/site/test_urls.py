@@ -116,6 +116,17 @@ def test_clashing_paths_are_an_error() -> None:
         plan_urls(shared, analyse(shared).kernels, None)
 
 
+@pytest.mark.parametrize("name", ["index.json", "index.html"])
+def test_a_page_named_as_a_pages_file_is_an_error(name: str) -> None:
+    """`gpus/index.json/` would be a folder where the GPUs' list page writes its JSON twin."""
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    environment = catalog.of_kind("ExecutionEnvironment")[0]
+    entries = [e for e in catalog.by_digest.values() if e.digest != environment.digest]
+    shared, _ = resolve([*entries, _renamed(environment, name)])
+    with pytest.raises(UrlError, match=f"would be a folder where a page writes its {name}"):
+        plan_urls(shared, analyse(shared).kernels, None)
+
+
 @pytest.mark.parametrize("name", ["con", "nul", "aux", "com1", "lpt9", "prn", "nul.json", "x."])
 def test_names_windows_cannot_check_out_get_their_tag(name: str) -> None:
     catalog = check_content(FIXTURES / "site" / "content").catalog
