@@ -6,14 +6,18 @@ to the first answer of the server's page for the run's new version.
 Serves a copy of CONTENT_DIR (the original is never written), waits for the first build, then
 edits one run file's median latency (+1 ns, then +2 ns, …) and polls the page of the run it
 now is (a new median, a new digest, a new page) until it answers with the new value. The time
-includes the file watcher's delay and the rebuild, as an author's reload would see it. Prints
-a line per edit and one JSON line: the first build and the median, with every sample.
+includes the file watcher's delay and the rebuild, as an author's reload would see it. Each
+edit then waits for the server's whole rebuild to end (its `built` line; the run's page is
+published ahead of the rest), so that no edit waits on the one before, and that time is
+recorded too. Prints a line per edit and one JSON line: the first build and the medians, with
+every sample.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import queue
 import shutil
 import signal
 import statistics
@@ -75,9 +79,12 @@ def measure(content: Path, repeat: int, file: Path | None) -> dict[str, Any]:
         try:
             first, address = _served(server.stdout, started)
             # Read on, or a rebuild's warnings fill the pipe and the server waits on it.
-            threading.Thread(target=server.stdout.read, daemon=True).start()
+            built: queue.Queue[float] = queue.Queue()
+            threading.Thread(target=_note_builds, args=(server.stdout, built), daemon=True).start()
             time.sleep(2)  # the watcher starts after the first build
-            samples = [_edit_until_shown(target, original, n, address) for n in range(repeat)]
+            samples = [
+                _edit_until_shown(target, original, n, address, built) for n in range(repeat)
+            ]
         finally:
             target.write_bytes(original)
             server.send_signal(signal.SIGTERM)
@@ -85,9 +92,18 @@ def measure(content: Path, repeat: int, file: Path | None) -> dict[str, Any]:
     return {
         "file": str(target.relative_to(content)),
         "first_build_s": round(first, 3),
-        "reloaded_s": round(statistics.median(samples), 3),
-        "reloaded_s_all": [round(s, 3) for s in samples],
+        "reloaded_s": round(statistics.median(shown for shown, _ in samples), 3),
+        "reloaded_s_all": [round(shown, 3) for shown, _ in samples],
+        "rebuilt_s": round(statistics.median(whole for _, whole in samples), 3),
+        "rebuilt_s_all": [round(whole, 3) for _, whole in samples],
     }
+
+
+def _note_builds(lines: IO[str], built: queue.Queue[float]) -> None:
+    """When each of the server's builds ended (its `built` line)."""
+    for line in lines:
+        if line.startswith("built "):
+            built.put(time.perf_counter())
 
 
 def _served(lines: IO[str], started: float) -> tuple[float, str]:
@@ -112,16 +128,22 @@ def digest_of(data: bytes) -> str:
         return run.digest
 
 
-def _edit_until_shown(target: Path, original: bytes, number: int, address: str) -> float:
+def _edit_until_shown(
+    target: Path, original: bytes, number: int, address: str, built: queue.Queue[float]
+) -> tuple[float, float]:
+    """Seconds from the edit to its run's page answering with it, and to its build's end."""
     data, median = edited(original, number)
     url = address.rstrip("/") + "/" + run_path(digest_of(data))
+    while not built.empty():  # builds that ended before this edit
+        built.get()
     target.write_bytes(data)
     written = time.perf_counter()
     while not shows(url + "index.json", median):
         time.sleep(POLL_S)
-    elapsed = time.perf_counter() - written
-    print(f"  edit {number + 1}: {elapsed:.2f} s → {url}", flush=True)
-    return elapsed
+    shown = time.perf_counter() - written
+    whole = built.get(timeout=1800) - written
+    print(f"  edit {number + 1}: shown {shown:.2f} s, built {whole:.2f} s → {url}", flush=True)
+    return shown, whole
 
 
 def main() -> None:

@@ -55,11 +55,16 @@ from sitegen.publish.search import (
     pagefind_binary,
 )
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
-from sitegen.render.render import Output, render_into
-from sitegen.site.lookup import SiteInputs
-from sitegen.site.plan import plan_site
-from sitegen.site.records import Site
-from sitegen.site.urls import SiteUrls, parse_base_url, plan_paths, site_urls
+from sitegen.render.render import Output, render_first, render_into
+from sitegen.site.changes import banner, has_changes_page
+from sitegen.site.lookup import SiteInputs, SiteLookup
+from sitegen.site.plan import plan_site, run_pages
+from sitegen.site.records import Link, Site
+from sitegen.site.urls import SiteUrls, output_path, parse_base_url, plan_paths, site_urls
+
+# More new runs than this (a branch checked out, a tree copied in) are not shown ahead of the
+# site: their pages would hold it up as long as they saved.
+FIRST_RUNS_MAX = 20
 
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the content loads
     from jinja2 import Environment
@@ -177,6 +182,7 @@ def build_site(
     wait: bool = False,
     search: bool = False,
     regression_threshold: float = DEFAULT_THRESHOLD,
+    shown_first: Callable[[int], None] | None = None,
 ) -> BuiltSite:
     """check → analyse → plan → render → index → write. Nothing is written unless the content
     is clean.
@@ -187,7 +193,10 @@ def build_site(
     updated in place. Either way only changed content is read again, only changed pages
     rendered and only changed files written. `progress` hears of each stage and of the pages
     rendered. `regression_threshold` is the factor a step in a series' history must reach to
-    be reported (analysis/regressions.py). `search` indexes the pages with Pagefind where it
+    be reported (analysis/regressions.py). With a `state` held in memory, `shown_first` is
+    called with their count once the pages of the few runs that are new since the last build
+    are published, ahead of the rest (`sitegen serve`: the page an author just saved shows
+    before the whole site is planned). `search` indexes the pages with Pagefind where it
     is installed (publish/search.py) before they are published; where it is not, the site is
     built without and a warning says so. The build holds the output's lock throughout
     (publish/lock.py): another build into the same folder is refused, or with `wait` waits.
@@ -217,6 +226,7 @@ def build_site(
             pagefind_binary() if search else None,
             search,
             regression_threshold,
+            shown_first,
         )
 
 
@@ -232,6 +242,7 @@ def _build(
     binary: Path | None,
     search: bool,
     regression_threshold: float = DEFAULT_THRESHOLD,
+    shown_first: Callable[[int], None] | None = None,
 ) -> BuiltSite:
     on_disk = incremental and state is None
     if on_disk:
@@ -262,16 +273,17 @@ def _build(
         planning = time.perf_counter()
         urls = site_urls(checked.paths, deployment.base_url)
 
+        @functools.cache  # once, whoever asks first
         def manifest_now() -> Manifest:
             return plan_manifest(checked.catalog, analysis, urls, deployment)
 
         # Planned when the renderer writes it, beside the page workers, unless the changes
-        # page or an incremental build's keys read it first.
+        # page reads it first, or an incremental build plans it before its render (below).
         manifest: Manifest | Callable[[], Manifest] = manifest_now
         changes = None
-        if baseline is not None or state is not None:
+        if baseline is not None:
             manifest = manifest_now()
-            if baseline is not None and baseline.manifest is not None:
+            if baseline.manifest is not None:
                 head = head_label(deployment)
                 changes = compare(baseline.manifest, manifest, baseline.label, head)
         inputs = SiteInputs(
@@ -289,11 +301,19 @@ def _build(
             escapes_text=any(p.hint == SHOWN_ESCAPED for p in checked.problems),
             regression_threshold=regression_threshold,
         )
-        site = plan_site(inputs)
+        lookup = SiteLookup(inputs)
+        key = ""
+        if state is not None:
+            key = _site_key(inputs, banner(lookup), deployment.indexable)
+            if shown_first is not None and not on_disk:
+                shown = _new_runs_first(lookup, state, out_dir, content_dir, key, templates())
+                if shown:
+                    shown_first(shown)
+            manifest_now()  # after the new runs' pages: they are not held up by it
+        site = plan_site(inputs, lookup)
         pages = len(site.pages) + 1  # and the 404 page
         progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
-            key = _site_key(site, inputs)
             target, index = _write_incremental(
                 site,
                 urls,
@@ -369,7 +389,51 @@ def _compile_templates() -> Environment:
     return make_environment()
 
 
-def _site_key(site: Site, inputs: SiteInputs) -> str:
+def _new_runs_first(
+    lookup: SiteLookup,
+    state: State,
+    out_dir: Path,
+    content_dir: Path,
+    site_key: str,
+    environment: Environment,
+) -> int:
+    """Publish the pages of the runs without a page in the last build (a saved run file is a
+    new digest, a new page), as the whole site will show them, before the site is planned;
+    how many: 0 when there is no last build to patch, or no such run, or more than
+    `FIRST_RUNS_MAX`. Their outputs are noted in `state`: the whole build that follows finds them
+    unchanged and neither plans nor renders them again."""
+    urls = lookup.urls
+    outputs = state.outputs
+    target = out_dir.resolve()
+    if not outputs or not (target / MARKER).is_file():
+        return 0
+    new = [
+        r for r in lookup.runs.values() if output_path(urls.path_of(r.digest) or "") not in outputs
+    ]
+    if not new or len(new) > FIRST_RUNS_MAX:
+        return 0
+    inputs = lookup.inputs
+    shown = banner(lookup)
+    output = IncrementalOutput(outputs, site_key)
+    with patched(out_dir, content_dir) as patch:
+        output.sink(patch.write)
+        render_first(
+            run_pages(lookup, new),
+            urls,
+            output,
+            environment,
+            build_date=inputs.build_date,
+            banner=shown,
+            indexable=inputs.deployment.indexable,
+            preview=bool(shown) or has_changes_page(lookup),
+            escapes_text=inputs.escapes_text,
+        )
+        output.finish()
+    state.outputs = {**outputs, **output.outputs}
+    return len(new)
+
+
+def _site_key(inputs: SiteInputs, banner: tuple[Link, ...], indexable: bool) -> str:
     return fingerprint(
         inputs.catalog,
         inputs.urls,
@@ -378,8 +442,8 @@ def _site_key(site: Site, inputs: SiteInputs) -> str:
         inputs.records,
         inputs.deployment,
         inputs.build_date,
-        site.banner,
-        site.indexable,
+        banner,
+        indexable,
         inputs.regression_threshold,
     )
 

@@ -5,7 +5,7 @@ site-wide files (outputs.py), handed to a writer, by forked worker processes on 
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -146,7 +146,7 @@ def render_into(
     if site.escapes_text:
         out = EscapingOutput(out)
     assets = site_assets(_is_preview(site))
-    chrome = _chrome(site, urls, assets)
+    chrome = _chrome(urls, assets, site.build_date, site.banner, site.indexable)
     paths: set[str] = set()
     for page in site.pages:
         # Every page has a JSON twin but the 404 page, which is not in `pages`.
@@ -380,7 +380,36 @@ def _render_parallel(
         raise RenderError(f"a render worker died (exit code {dead[0] if dead else 'unknown'})")
 
 
-def _chrome(site: Site, urls: SiteUrls, assets: dict[str, Asset]) -> SiteChrome:
+def render_first(
+    pages: Sequence[LazyPage],
+    urls: SiteUrls,
+    write: Output,
+    environment: Environment,
+    *,
+    build_date: str | None,
+    banner: tuple[Link, ...],
+    indexable: bool,
+    preview: bool,
+    escapes_text: bool,
+) -> None:
+    """Render a few of a site's pages ahead of the rest, in this process, byte for byte as
+    `render_into` renders them in the whole site (`sitegen serve`: the changed runs' pages,
+    pipeline.py). The keywords are the whole site's: its `Site` fields, and `preview` its
+    preview assets (a banner or a changes page)."""
+    out = EscapingOutput(write) if escapes_text else write
+    chrome = _chrome(urls, site_assets(preview), build_date, banner, indexable)
+    templates = {name: environment.get_template(name) for name in {p.template for p in pages}}
+    for page in pages:
+        _render_page(page, templates, chrome, out)
+
+
+def _chrome(
+    urls: SiteUrls,
+    assets: dict[str, Asset],
+    build_date: str | None,
+    banner: tuple[Link, ...],
+    indexable: bool,
+) -> SiteChrome:
     """The layout's chrome: navigation, the content-hashed assets, the preview banner."""
     return SiteChrome(
         home=urls.href(""),
@@ -394,13 +423,13 @@ def _chrome(site: Site, urls: SiteUrls, assets: dict[str, Asset]) -> SiteChrome:
         feed=urls.href("feed.xml"),
         export=urls.href("export/resources.jsonl"),
         schemas=urls.href("schemas/"),
-        build_date=site.build_date,
+        build_date=build_date,
         search_js=urls.href(assets["search_js"].path),
         search_css=urls.href(assets["search_css"].path),
         compare_js=urls.href(assets["compare_js"].path),
         compare_css=urls.href(assets["compare_css"].path),
-        banner=site.banner,
-        noindex=not site.indexable,
+        banner=banner,
+        noindex=not indexable,
         preview_css=urls.href(assets["preview"].path) if "preview" in assets else None,
     )
 

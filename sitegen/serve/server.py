@@ -140,8 +140,17 @@ def rebuild(
     state = last.state if last is not None else State()
     before = state.outputs
     started = time.perf_counter()
+
+    def shown_first(runs: int) -> None:
+        elapsed = time.perf_counter() - started
+        pages = "page" if runs == 1 else "pages"
+        print(f"shown first: the {pages} of {counted(runs, 'new run')}, in {elapsed:.2f} s")
+        status.published()
+
     try:
-        built = build_site(content_dir, out_dir, base_url=base_url, state=state)
+        built = build_site(
+            content_dir, out_dir, base_url=base_url, state=state, shown_first=shown_first
+        )
     except (OutputError, UrlError, RenderError, OSError) as error:
         message = printable(f"sitegen serve: {error}")
         print(message, file=sys.stderr, flush=True)

@@ -10,7 +10,9 @@ rendered.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 
+from sitegen.analysis.kernels import RunFacts
 from sitegen.site.changes import banner, changes_page, has_changes_page
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
@@ -32,9 +34,33 @@ from sitegen.site.sources import sources_page
 from sitegen.site.verdicts import leaderboard_kernel
 
 
-def plan_site(inputs: SiteInputs) -> Site:
-    """Every page of the site, in a fixed order."""
-    lookup = SiteLookup(inputs)
+def run_pages(lookup: SiteLookup, runs: Iterable[RunFacts]) -> list[LazyPage]:
+    """The pages of these runs, as the site plans them."""
+    # Where each run sits in load order (its document's place in memory).
+    loaded = lookup.memo(_load_order)("")
+    plan_run = functools.partial(run_page, lookup)
+    urls = lookup.urls
+    return [
+        LazyPage(
+            urls.path_of(r.digest) or "",
+            "run.html",
+            plan_run,
+            run_key(lookup, r),
+            locality=loaded[r.digest],
+            subject=r,
+        )
+        for r in runs
+    ]
+
+
+def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
+    return {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
+
+
+def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
+    """Every page of the site, in a fixed order; `lookup`: one made of the same `inputs`
+    already (what it made for pages planned ahead of the site, `run_pages`, is kept)."""
+    lookup = lookup or SiteLookup(inputs)
     key = lookup.page_key
     urls = lookup.urls
     pages: list[Page | LazyPage] = [home_page(lookup)]
@@ -48,20 +74,7 @@ def plan_site(inputs: SiteInputs) -> Site:
                 key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
             )
         )
-    # Where each run sits in load order (its document's place in memory).
-    loaded = {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
-    plan_run = functools.partial(run_page, lookup)
-    pages += [
-        LazyPage(
-            urls.path_of(r.digest) or "",
-            "run.html",
-            plan_run,
-            run_key(lookup, r),
-            locality=loaded[r.digest],
-            subject=r,
-        )
-        for r in lookup.runs.values()
-    ]
+    pages += run_pages(lookup, lookup.runs.values())
     for kind in KINDS:
         for entry in lookup.catalog.of_kind(kind):
             paths = lookup.resource_page_paths(entry)

@@ -29,6 +29,9 @@ def test_the_new_version_is_found_served_and_the_file_is_put_back(tmp_path: Path
     result = measure(content, 2, None)
     assert result["file"] == target.relative_to(content).as_posix()
     assert len(result["reloaded_s_all"]) == 2
+    # Each edit's whole build ended after its run's page was shown (published ahead of it).
+    pairs = zip(result["reloaded_s_all"], result["rebuilt_s_all"], strict=True)
+    assert all(0 < shown <= whole for shown, whole in pairs)
     assert target.read_bytes() == before
 
 

@@ -268,10 +268,13 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
     assert state_file is not None
     runs = run_files(content)
     timed = next(p for p in runs if "timing" in json.loads(p.read_text())["spec"])
+    shown_first: list[int] = []  # the new runs whose pages were published ahead of the site
 
-    def step(name: str) -> dict[str, tuple[int, int]]:
+    def step(name: str, first: int = 0) -> dict[str, tuple[int, int]]:
         before = inodes(out) if out.exists() else {}
-        built = build_site(content, out, state=state)
+        built = build_site(content, out, state=state, shown_first=shown_first.append)
+        assert shown_first == ([first] if first else []), name
+        shown_first.clear()
         assert built.out_dir is not None, name
         expected = cold(content, tmp_path, name)
         assert tree(out) == expected, name
@@ -286,19 +289,24 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
 
     step("first")
     edit(timed, median)
-    changed = step("modified")
+    changed = step("modified", first=1)
     assert any(p.startswith("runs/") for p in changed)
     assert [p for p in inodes(out) if p.startswith("runs/") and p not in changed]
     added = content / "runs" / "more" / "added.json"
     added.parent.mkdir()
     shutil.copy(timed, added)
     edit(added, median)
-    step("added")
+    step("added", first=1)
     runs[-1].unlink()
     step("deleted")
     # The held analysis reuses a run's facts only while its metadata and place are the same.
     edit(added, lambda d: d["metadata"].update(title=d["metadata"]["title"] + " (again)"))
     step("retitled")
+    # A new run whose title pages show escaped: its page ahead of the site is escaped too.
+    edit(added, lambda d: (median(d), d["metadata"].update(title="Mirrored \u202e title")))
+    step("escaped", first=1)
+    shown = [p.read_text() for p in (out / "runs").glob("*/index.html")]
+    assert any("Mirrored \\u202e title" in page for page in shown)
     added.rename(added.parent.parent / "moved.json")
     step("moved")
     environment = sorted((content / "environments").glob("*.json"))[0]

@@ -371,6 +371,55 @@ def test_a_host_that_is_no_address_is_a_usage_error_saying_so(
     )
 
 
+def test_a_saved_runs_page_is_shown_before_the_rest_of_the_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rebuild publishes the saved run's new page, and tells open pages to reload, before it
+    plans the whole site: then no other page shows the run yet, and its page is already what
+    the whole build leaves (and is not rendered again)."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    out = tmp_path / "site"
+    status = BuildStatus()
+    outcome = rebuild(content, out, None, status=status)
+    assert "shown first" not in capsys.readouterr().out  # nothing to patch yet
+    old_runs = {p.parent.name for p in (out / "runs").glob("*/index.json")}
+    published = status.published
+    first: list[tuple[dict[str, bytes], set[str]]] = []
+
+    def showing(run: str) -> set[str]:
+        pages = out.rglob("index.html")
+        return {p.relative_to(out).as_posix() for p in pages if f"runs/{run}/" in p.read_text()}
+
+    def noted(changed: bool = True) -> None:
+        runs = {p.parent.name for p in (out / "runs").glob("*/index.json")} - old_runs
+        pages = {n: (out / "runs" / n / "index.html").read_bytes() for n in runs}
+        first.append((pages, set().union(*map(showing, runs))))
+        published(changed)
+
+    monkeypatch.setattr(status, "published", noted)
+    rendered: list[str] = []
+    render_html = sitegen.render.outputs.html
+
+    def counted(template: Any, page: Page, chrome: Any) -> bytes:
+        rendered.append(page.path)
+        return render_html(template, page, chrome)
+
+    monkeypatch.setattr("sitegen.render.render.html", counted)
+    set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
+    assert rebuild(content, out, None, outcome, status).ok
+    assert len(first) == 2, "published twice: the new run's page, then the whole site"
+    (pages, shown_then), (_, shown_after) = first
+    (new,) = pages
+    assert shown_then == {f"runs/{new}/index.html"}
+    assert len(shown_after) > 3, "then the pages that list it"
+    assert pages[new] == (out / "runs" / new / "index.html").read_bytes()
+    assert rendered.count(f"runs/{new}/") == 1
+    assert "shown first: the page of 1 new run, in " in capsys.readouterr().out
+    cold = tmp_path / "cold"
+    assert build_site(content, cold).out_dir is not None
+    assert tree(out) == tree(cold)
+
+
 def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
