@@ -371,6 +371,19 @@ def test_a_host_that_is_no_address_is_a_usage_error_saying_so(
     )
 
 
+def rendered_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The path of each page rendered from now on, in order."""
+    rendered: list[str] = []
+    render_html = sitegen.render.outputs.html
+
+    def counted(template: Any, page: Page, chrome: Any) -> bytes:
+        rendered.append(page.path)
+        return render_html(template, page, chrome)
+
+    monkeypatch.setattr("sitegen.render.render.html", counted)
+    return rendered
+
+
 def test_a_saved_runs_page_is_shown_before_the_rest_of_the_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -397,14 +410,7 @@ def test_a_saved_runs_page_is_shown_before_the_rest_of_the_site(
         published(changed)
 
     monkeypatch.setattr(status, "published", noted)
-    rendered: list[str] = []
-    render_html = sitegen.render.outputs.html
-
-    def counted(template: Any, page: Page, chrome: Any) -> bytes:
-        rendered.append(page.path)
-        return render_html(template, page, chrome)
-
-    monkeypatch.setattr("sitegen.render.render.html", counted)
+    rendered = rendered_paths(monkeypatch)
     set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
     assert rebuild(content, out, None, outcome, status).ok
     assert len(first) == 2, "published twice: the new run's page, then the whole site"
@@ -434,14 +440,7 @@ def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
     outcome = rebuild(content, out, None, status=status)
     assert outcome.ok
     old_runs = {p.parent.name for p in (out / "runs").glob("*/index.json")}
-    rendered: list[str] = []
-    render_html = sitegen.render.outputs.html
-
-    def counted(template: Any, page: Page, chrome: Any) -> bytes:
-        rendered.append(page.path)
-        return render_html(template, page, chrome)
-
-    monkeypatch.setattr("sitegen.render.render.html", counted)
+    rendered = rendered_paths(monkeypatch)
     set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
     assert rebuild(content, out, None, outcome, status).ok
 
