@@ -4,7 +4,10 @@
 (() => {
   "use strict";
   const PANEL_ID = "sitegen-build-error";
-  let served = null;
+  // The build this page was read from (the server names it in the tag): a page read before a
+  // build that went in while it loaded reloads on its first event.
+  const script = document.currentScript;
+  let served = (script && script.dataset.build) || null;
 
   function show(error) {
     let panel = document.getElementById(PANEL_ID);

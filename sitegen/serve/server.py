@@ -28,6 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from html import escape
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -48,7 +49,14 @@ from sitegen.site.urls import UrlError
 
 LIVE_RELOAD = "/__sitegen/live-reload.js"
 EVENTS = "/__sitegen/events"
-SCRIPT_TAG = f'<script defer src="{LIVE_RELOAD}"></script>'.encode()
+
+
+def script_tag(build: str) -> bytes:
+    """The live-reload tag each HTML response gets, naming the build it was read from: a page
+    loaded while a later build went in reloads as soon as it hears of it."""
+    return f'<script defer src="{LIVE_RELOAD}" data-build="{escape(build)}"></script>'.encode()
+
+
 LIVE_RELOAD_JS = (Path(__file__).parent / "live-reload.js").read_bytes()
 # A quiet stream is still written to this often, so a closed tab's thread learns it and ends.
 KEEP_ALIVE_S = 15.0
@@ -216,6 +224,8 @@ class SiteHandler(BaseHTTPRequestHandler):
 
     def _respond(self, body: bool) -> None:
         url = urlsplit(self.path)
+        # Asked before the file is read: a build going in meanwhile makes the page reload.
+        build = self._site.status.now()["build"]
         if url.path == EVENTS and body:
             self._stream_events()
             return
@@ -238,9 +248,10 @@ class SiteHandler(BaseHTTPRequestHandler):
         except OSError:  # no site yet (the first build failed or runs), or a file just replaced
             waiting = not self._site.status.built
             code = HTTPStatus.SERVICE_UNAVAILABLE if waiting else status
-            self._send(code, TYPES[".html"], _no_site_page(waiting), body)
+            self._send(code, TYPES[".html"], _no_site_page(waiting), body, build=build)
             return
-        self._send(status, TYPES.get(file.suffix, "application/octet-stream"), data, body, key)
+        content_type = TYPES.get(file.suffix, "application/octet-stream")
+        self._send(status, content_type, data, body, key, build)
 
     def _find(self, path: str) -> tuple[Path | None, bool]:
         """The file a URL path names (None if none), and whether it names a folder without its
@@ -266,9 +277,12 @@ class SiteHandler(BaseHTTPRequestHandler):
         data: bytes,
         body: bool,
         key: tuple[str, int, int, int] | None = None,
+        build: str = "",
     ) -> None:
         if content_type == TYPES[".html"]:
-            data = _with_live_reload(data)
+            data = _with_live_reload(data, build)
+            if key is not None:  # one version of the file, served as read in one build
+                key = (f"{key[0]}\0{build}", key[1], key[2], key[3])
         compressible = content_type in COMPRESSIBLE and len(data) >= SMALLEST_COMPRESSED
         compressed = compressible and _accepts_gzip(self.headers.get("Accept-Encoding"))
         if compressed:
@@ -318,9 +332,10 @@ def _read(file: Path) -> tuple[bytes, tuple[str, int, int, int]]:
     return data, (str(file), facts.st_ino, facts.st_mtime_ns, facts.st_size)
 
 
-def _with_live_reload(html: bytes) -> bytes:
+def _with_live_reload(html: bytes, build: str) -> bytes:
+    tag = script_tag(build)
     head, found, rest = html.partition(b"</head>")
-    return head + SCRIPT_TAG + found + rest if found else html + SCRIPT_TAG
+    return head + tag + found + rest if found else html + tag
 
 
 class GzipCache:

@@ -26,10 +26,10 @@ from sitegen.cli import main
 from sitegen.cli.exit_codes import CommandError
 from sitegen.pipeline import build_site
 from sitegen.serve.server import (
-    SCRIPT_TAG,
     BuildStatus,
     SiteServer,
     rebuild,
+    script_tag,
     start_server,
     stop_server,
 )
@@ -80,8 +80,9 @@ def test_html_gets_the_live_reload_script_and_the_files_stay_as_built(
     assert b"__sitegen" not in on_disk  # what `build` writes: the script is serve's alone
     status, headers, body = get(f"{server.url}runs/f0cf6dd69e048a9b/")
     assert status == 200 and headers["Content-Type"] == "text/html; charset=utf-8"
-    assert body == on_disk.replace(b"</head>", SCRIPT_TAG + b"</head>", 1)
-    assert body.count(SCRIPT_TAG) == 1
+    tag = script_tag(server.status.now()["build"])
+    assert body == on_disk.replace(b"</head>", tag + b"</head>", 1)
+    assert body.count(b"__sitegen/live-reload.js") == 1
     status, headers, body = get(f"{server.url}runs/f0cf6dd69e048a9b/index.json")
     assert status == 200 and body == (out / "runs/f0cf6dd69e048a9b/index.json").read_bytes()
     status, headers, script = get(f"{server.url}__sitegen/live-reload.js")
@@ -89,11 +90,35 @@ def test_html_gets_the_live_reload_script_and_the_files_stay_as_built(
     assert b'new EventSource("/__sitegen/events")' in script
 
 
+def test_each_page_names_the_build_it_was_read_in(served: tuple[SiteServer, Path]) -> None:
+    """A page read before a build went in names the build before, so it reloads on the first
+    event it hears (a saved run's page is published ahead of the rest of its build); a page
+    compressed once is not served again under a later build's name."""
+    _, out = served
+    status = BuildStatus()
+    status.published()
+    server = start_server(out, 0, status=status)
+    try:
+        for accept in ({}, {"Accept-Encoding": "gzip"}):
+            names = []
+            for _ in range(2):
+                _, headers, body = get(f"{server.url}runs/f0cf6dd69e048a9b/", **accept)
+                if headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                assert script_tag(status.now()["build"]) in body
+                names.append(status.now()["build"])
+                status.published()
+            assert names[0] != names[1]
+    finally:
+        stop_server(server)
+
+
 def test_a_missing_page_is_the_sites_own_404_with_status_404(
     served: tuple[SiteServer, Path],
 ) -> None:
     server, out = served
-    expected = (out / "404.html").read_bytes().replace(b"</head>", SCRIPT_TAG + b"</head>", 1)
+    tag = script_tag(server.status.now()["build"])
+    expected = (out / "404.html").read_bytes().replace(b"</head>", tag + b"</head>", 1)
     for path in ("no/such/page/", "runs/0000000000000000/", "../../etc/passwd", ".sitegen-output"):
         status, headers, body = get(server.url + path)
         assert (status, body) == (404, expected), path
@@ -127,7 +152,9 @@ def test_gzip_only_when_asked(
         (f"assets/{plotly.name}", plotly.read_bytes()),
         (
             "runs/f0cf6dd69e048a9b/",
-            (out / SEED_PAGE).read_bytes().replace(b"</head>", SCRIPT_TAG + b"</head>", 1),
+            (out / SEED_PAGE)
+            .read_bytes()
+            .replace(b"</head>", script_tag(server.status.now()["build"]) + b"</head>", 1),
         ),
     ):
         status, got, body = get(server.url + path, **headers)
@@ -166,7 +193,8 @@ def test_before_a_first_good_build_every_page_says_so(tmp_path: Path) -> None:
     server = start_server(tmp_path / "no-site", 0, status=status)
     try:
         code, _, body = get(server.url)
-        assert code == 503 and b"There is no site yet" in body and SCRIPT_TAG in body
+        assert code == 503 and b"There is no site yet" in body
+        assert script_tag(status.now()["build"]) in body
     finally:
         stop_server(server)
 
