@@ -10,6 +10,7 @@ are ever ranked against each other. Everything here is plain data; site/ formats
 
 from __future__ import annotations
 
+import bisect
 import json
 import operator
 import re
@@ -174,6 +175,8 @@ class HeldAnalysis:
     made: dict[tuple[str, str], tuple[Kernel | RunFacts, Hashable, Any]] = field(
         default_factory=dict
     )
+    # The last build's runs, oldest first (`_age`): the next build's order, a few runs moved.
+    oldest: list[RunFacts] = field(default_factory=list)
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]
@@ -199,6 +202,24 @@ class HeldAnalysis:
         )
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
+            self.oldest = []
+
+    def in_age_order(self, runs: Iterable[RunFacts]) -> list[RunFacts]:
+        """`runs` oldest first, as `sorted(runs, key=_age)` orders them: the last build's
+        order without the runs gone, the new runs put in place (each run's `_age` is its own:
+        its digest is in it). Held for the next build."""
+        runs = list(runs)
+        present = set(map(id, runs))
+        ordered = [run for run in self.oldest if id(run) in present]
+        held = set(map(id, ordered))
+        new = [run for run in runs if id(run) not in held]
+        if len(new) > len(runs) // 8:  # many new: one sort is cheaper than inserting each
+            ordered = sorted(runs, key=_age)
+        else:
+            for run in new:
+                bisect.insort(ordered, run, key=_age)
+        self.oldest = ordered
+        return ordered
 
     def keep(self, facts: dict[RunPlace, RunFacts], kernels: list[Kernel]) -> None:
         """Hold this build's facts and kernels, and what was made of those alone."""
@@ -273,7 +294,10 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
     if held is not None:
         held.renew(catalog)
     kept: dict[RunPlace, RunFacts] = {}
-    for entry in sorted(catalog.of_kind("BenchmarkRun"), key=lambda e: e.digest):
+    # `by_digest` is in digest order: the runs in it, not sorted again.
+    for entry in catalog.by_digest.values():
+        if entry.kind != "BenchmarkRun":
+            continue
         if held is None:
             facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
             continue
@@ -299,10 +323,14 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
     cohorts: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
     for run in facts.values():
         cohorts[run.cohort].append(run)
+    if held is None:
+        newest = tuple(newest_first(facts.values()))
+    else:
+        newest = tuple(reversed(held.in_age_order(facts.values())))
     return Analysis(
         facts,
         tuple(kernels),
-        tuple(newest_first(facts.values())),
+        newest,
         {key: tuple(runs) for key, runs in cohorts.items()},
         held,
     )

@@ -24,7 +24,7 @@ OPTIONAL_TARGETS = frozenset(
 class Catalog:
     """Every resource once, by digest; the files that repeat a digest; reverse references."""
 
-    by_digest: dict[str, LoadedResource]
+    by_digest: dict[str, LoadedResource]  # in digest order
     also_in: dict[str, tuple[LoadedResource, ...]]  # digest → the other copies, sorted
     used_by: dict[str, tuple[str, ...]]  # digest → digests of the resources that reference it
     _by_kind: dict[str, tuple[LoadedResource, ...]] = field(repr=False)

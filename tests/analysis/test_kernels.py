@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from sitegen.analysis.kernels import Analysis, HeldAnalysis, Kernel
+from sitegen.analysis.kernels import Analysis, HeldAnalysis, Kernel, newest_first
 from sitegen.pipeline import check_content
 from tests.conftest import FIXTURES
 
@@ -54,6 +54,32 @@ def test_a_rebuild_reuses_the_facts_and_kernels_of_unchanged_runs(tmp_path: Path
     renewed = [k.key for k in edited.kernels if kernels.get(k.key) is not k]
     assert renewed == [changed[0].kernel_key]  # only the edited run's kernel is made again
     assert set(held.facts.values()) == set(edited.runs.values())
+    # The runs newest first: the last build's order with the edited run put in its place.
+    for analysis in (first, again, edited):
+        assert analysis.newest == tuple(newest_first(analysis.runs.values()))
+    assert edited.newest != first.newest and edited.newest.index(changed[0]) >= 0
+
+
+def test_the_runs_newest_first_follow_any_change_of_their_dates(tmp_path: Path) -> None:
+    """Held between builds, the order is the one a sort gives: a run moved to the newest and
+    to the oldest date, a run deleted, then many new runs at once."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    held = HeldAnalysis()
+    analysed(content, held)
+    timed = timed_run(content)
+    for date in ("2026-12-01T00:00:00Z", "1999-01-01T00:00:00Z"):
+        document = json.loads(timed.read_text())
+        document["spec"]["observedAt"] = date
+        timed.write_text(json.dumps(document, indent=2) + "\n")
+        analysis = analysed(content, held)
+        assert analysis.newest == tuple(newest_first(analysis.runs.values()))
+        assert (analysis.newest[0] if date > "2" else analysis.newest[-1]).entry.path.endswith(
+            timed.name
+        )
+    timed.unlink()
+    analysis = analysed(content, held)
+    assert analysis.newest == tuple(newest_first(analysis.runs.values()))
 
 
 def test_a_changed_resource_that_is_not_a_run_drops_what_was_held(tmp_path: Path) -> None:
