@@ -703,6 +703,9 @@ def test_serve_reloads_the_page_after_a_rebuild(browser: Browser, tmp_path: Path
             document["spec"]["timing"]["latencyNs"]["median"] = 4_321_000
             run.write_text(json.dumps(document, indent=2))
             page.locator("section#backward table.ranking", has_text="4.32").wait_for()
+            # The run's page goes in first, then the whole site: a page read between the two
+            # reloads once more. Settled once it takes the build it was read in as served.
+            page.locator("html[data-sitegen-build]").wait_for(state="attached")
             assert page.evaluate("window.sitegenBefore") is None
 
             hostile = content / "runs" / "zz <img src=x onerror=alert(1)>.json"

@@ -52,6 +52,8 @@
       return;
     }
     served = state.build;
+    // Settled on the build served: what a test (or a tool) waits for before it looks.
+    document.documentElement.dataset.sitegenBuild = served;
     show(state.error);
   });
 })();
