@@ -21,9 +21,9 @@ from sitegen.analysis.regressions import DEFAULT_THRESHOLD
 from sitegen.content.catalog import Catalog, resolve
 from sitegen.content.documents import SHOWN_ESCAPED
 from sitegen.content.load import (
+    HeldLoads,
     LoadCache,
     LoadResult,
-    SummaryCache,
     content_label,
     load_content,
     load_documents,
@@ -96,15 +96,15 @@ def check_content(
     load_cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
     progress: Progress = QUIET,
-    summaries: SummaryCache | None = None,
+    held_loads: HeldLoads | None = None,
     held: HeldAnalysis | None = None,
 ) -> CheckedContent:
     """Load and validate every file, resolve every reference, then plan every page's path:
     everything a build relies on, so that content that checks clean always builds.
 
     With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated
-    (and `summaries`, if given, with their runs' summaries: content/load.py), and `held`, if
-    given, with what the analysis made (analysis/kernels.py's `HeldAnalysis`).
+    (and `held_loads`, if given, with their runs' summaries and resources: content/load.py),
+    and `held`, if given, with what the analysis made (analysis/kernels.py's `HeldAnalysis`).
     `meanwhile` is called once, while the load workers read (content/load.py). Raises
     EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
@@ -112,7 +112,7 @@ def check_content(
     with process.collecting_less():
         with _stage(progress, "load"):
             loaded = load_content(
-                content_dir, cache=load_cache, meanwhile=meanwhile, summaries=summaries
+                content_dir, cache=load_cache, meanwhile=meanwhile, held=held_loads
             )
         with _stage(progress, "resolve"):
             return _checked(loaded, strict, content_label(content_dir), held)
@@ -256,7 +256,7 @@ def _build(
             meanwhile=templates,
             progress=progress,
             # Held only where the state stays in memory (`sitegen serve`) for the next build.
-            summaries=state.summaries if state and not on_disk else None,
+            held_loads=state.held_loads if state and not on_disk else None,
             held=state.analysis if state and not on_disk else None,
         )
         if not checked.ok or checked.analysis is None or checked.paths is None:

@@ -13,6 +13,7 @@ import itertools
 import os
 import stat
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -52,9 +53,19 @@ Summaries = list[RunSummary | None]
 # An incremental build's memory of each file: shown path → (stat key, resources, problems).
 StatKey = tuple[int, ...]
 LoadCache = dict[str, tuple[StatKey, Packed, list[Problem]]]
-# Beside a LoadCache held in memory (`sitegen serve`): each file's runs' summaries, so that an
-# unchanged run is not summarised again. Never written with the state: it would double it.
-SummaryCache = dict[str, Summaries]
+
+
+@dataclass
+class HeldFile:
+    """Beside a LoadCache held in memory (`sitegen serve`), what one file's load made: its runs'
+    summaries, so that an unchanged run is not summarised again, and its resources once
+    unpacked, so that they are not made again each build. Never written with the state."""
+
+    summaries: Summaries
+    resources: list[LoadedResource] | None = None
+
+
+HeldLoads = dict[str, HeldFile]  # by shown path, as a LoadCache
 
 
 def load_content(
@@ -62,21 +73,21 @@ def load_content(
     workers: int | None = None,
     cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
-    summaries: SummaryCache | None = None,
+    held: HeldLoads | None = None,
 ) -> LoadResult:
     """Every resource under `content_dir`, and every problem found on the way.
 
     `workers` processes read (default: `process.load_processes`); with `cache`, only the files
     changed since it was filled are read, and it is updated in place to hold exactly the files
-    of this walk, as `summaries` is, if given, with the runs' summaries. `meanwhile`, if given,
-    is called once: while the workers read, when there are any (the caller's own work, done
-    beside them rather than after), else after the load.
+    of this walk, as `held` is, if given, with the runs' summaries and resources. `meanwhile`,
+    if given, is called once: while the workers read, when there are any (the caller's own work,
+    done beside them rather than after), else after the load.
     """
     problems: list[Problem] = []
     label = content_label(content_dir)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
     if cache is not None:
-        return _load_cached(files, problems, cache, workers, meanwhile, summaries)
+        return _load_cached(files, problems, cache, workers, meanwhile, held)
     resources: list[LoadedResource] = []
     count = workers if workers is not None else process.load_processes(len(files))
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
@@ -146,34 +157,49 @@ def _load_cached(
     cache: LoadCache,
     workers: int | None,
     meanwhile: Callable[[], object] | None,
-    held: SummaryCache | None,
+    held: HeldLoads | None,
 ) -> LoadResult:
     keys = {shown: stat_key(path) for path, shown in files}
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
     count = workers if workers is not None else process.load_processes(len(stale))
     # The files read now come with their runs summarised; with `held`, the others too.
-    summaries: SummaryCache = {} if held is None else held
+    made: HeldLoads = {} if held is None else held
     if count > 1 and len(stale) >= PARALLEL_MIN_FILES:
         with _pool(count) as pool:
             results = pool.imap(_load_chunk, [[item] for item in stale], chunksize=CHUNK_FILES)
             if meanwhile is not None:
                 meanwhile()
-            for (_, shown), (packed, found, summaries[shown]) in zip(stale, results, strict=True):
+            for (_, shown), (packed, found, summaries) in zip(stale, results, strict=True):
                 cache[shown] = (keys[shown], packed, found)
+                made[shown] = HeldFile(summaries)
     else:
-        for item in stale:
-            packed, found, summaries[item[1]] = _load_chunk([item])
-            cache[item[1]] = (keys[item[1]], packed, found)
+        for path, shown in stale:
+            packed, found, summaries = _load_chunk([(path, shown)])
+            cache[shown] = (keys[shown], packed, found)
+            made[shown] = HeldFile(summaries)
         if meanwhile is not None:
             meanwhile()
     for shown in set(cache) - set(keys):
         del cache[shown]
-    for shown in set(summaries) - set(keys):
-        del summaries[shown]
+    for shown in set(made) - set(keys):
+        del made[shown]
     resources: list[LoadedResource] = []
     for _, shown in files:
         _, packed, found = cache[shown]
-        resources += unpack(packed, summaries=summaries.get(shown))
+        file = made.get(shown)
+        if file is None:  # not held (`build --incremental`) and not read now
+            resources += unpack(packed)
+        elif file.resources is None:
+            unpacked = unpack(packed, summaries=file.summaries)
+            resources += unpacked
+            if held is not None:
+                file.resources = unpacked
+        else:
+            # The analysis took the summaries last build: handed back for it to take again.
+            for entry, summary in zip(file.resources, file.summaries, strict=True):
+                if summary is not None:
+                    entry.hold_summary(summary)
+            resources += file.resources
         problems += found
     return LoadResult(resources, problems, len(files))
 

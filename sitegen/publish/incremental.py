@@ -41,7 +41,7 @@ import orjson
 
 from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.content.catalog import Catalog
-from sitegen.content.load import LoadCache, Packed, StatKey, SummaryCache
+from sitegen.content.load import HeldLoads, LoadCache, Packed, StatKey
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.write import Data
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
@@ -88,8 +88,9 @@ class State:
     loads: LoadCache = field(default_factory=dict)
     # Every file of the output as the build left it (`build --incremental` only): path → stat.
     tree: dict[str, StatKey] = field(default_factory=dict)
-    # The runs' summaries of each file in `loads` (`sitegen serve` only): never written.
-    summaries: SummaryCache = field(default_factory=dict, compare=False)
+    # The runs' summaries and resources of each file in `loads` (`sitegen serve` only): never
+    # written.
+    held_loads: HeldLoads = field(default_factory=dict, compare=False)
     # What the analysis made of each run and kernel (`sitegen serve` only): never written.
     analysis: HeldAnalysis = field(default_factory=HeldAnalysis, compare=False)
 

@@ -156,6 +156,43 @@ def test_an_incremental_load_summarises_the_runs_it_reads_and_caches_no_summary(
     assert _cached_items(cache) == {8}
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_held_load_keeps_each_unchanged_files_resources_and_summaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """`sitegen serve` holds what each file's load made: an unchanged file's resources are the
+    very objects of the last build, their runs' summaries held again after the analysis took
+    them; a changed file's are made anew; a deleted file's are dropped."""
+    import sitegen.content.load
+    from tests.conftest import FIXTURES
+
+    monkeypatch.setattr(sitegen.content.load, "PARALLEL_MIN_FILES", 0)
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    cache: sitegen.content.load.LoadCache = {}
+    held: sitegen.content.load.HeldLoads = {}
+    first = load_content(content, workers=workers, cache=cache, held=held)
+    runs = [r for r in first.resources if r.kind == "BenchmarkRun"]
+    for run in runs:
+        run.take_summary()  # as the analysis does
+    alone = [r for r in runs if not r.where][:2]  # each the only resource of its file
+    changed, deleted = (Path(r.path.replace("content/", f"{content}/", 1)) for r in alone)
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    deleted.unlink()
+    again = load_content(content, workers=workers, cache=cache, held=held)
+    before = {(r.path, r.where): r for r in first.resources}
+    kept = [r for r in again.resources if before.get((r.path, r.where)) is r]
+    assert len(kept) == len(first.resources) - 2
+    assert {r.path for r in again.resources} == {r.path for r in first.resources} - {alone[1].path}
+    assert all(
+        r.held_summary == summarise(r.document) for r in again.resources if r.kind == "BenchmarkRun"
+    )
+    assert set(held) == set(cache) and alone[1].path not in held
+    assert [r.digest for r in again.resources] == [
+        r.digest for r in load_content(content, workers=workers).resources
+    ]
+
+
 @pytest.mark.parametrize("count", [1, 49, 1000, 4354, 20_001])
 def test_load_chunks_cover_every_file_in_order_and_shrink_to_the_end(count: int) -> None:
     files = [(f"{i}.json", f"content/{i}.json") for i in range(count)]
