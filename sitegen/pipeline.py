@@ -58,7 +58,7 @@ from sitegen.publish.write import MARKER, check_output_dir, patched, staged, sta
 from sitegen.render.render import Output, render_first, render_into
 from sitegen.site.changes import banner, has_changes_page
 from sitegen.site.lookup import SiteInputs, SiteLookup
-from sitegen.site.plan import plan_site, run_pages
+from sitegen.site.plan import kernel_pages, plan_site, run_pages
 from sitegen.site.records import Link, Site
 from sitegen.site.urls import SiteUrls, output_path, parse_base_url, plan_paths, site_urls
 
@@ -398,10 +398,11 @@ def _new_runs_first(
     environment: Environment,
 ) -> int:
     """Publish the pages of the runs without a page in the last build (a saved run file is a
-    new digest, a new page), as the whole site will show them, before the site is planned;
-    how many: 0 when there is no last build to patch, or no such run, or more than
-    `FIRST_RUNS_MAX`. Their outputs are noted in `state`: the whole build that follows finds them
-    unchanged and neither plans nor renders them again."""
+    new digest, a new page) and of their kernels (the chart an author has open), as the whole
+    site will show them, before the site is planned; how many runs: 0 when there is no last
+    build to patch, or no such run, or more than `FIRST_RUNS_MAX`. Their outputs are noted in
+    `state`: the whole build that follows finds them unchanged and neither plans nor renders
+    them again."""
     urls = lookup.urls
     outputs = state.outputs
     target = out_dir.resolve()
@@ -417,8 +418,9 @@ def _new_runs_first(
     output = IncrementalOutput(outputs, site_key)
     with patched(out_dir, content_dir) as patch:
         output.sink(patch.write)
+        kernels = [lookup.kernels[key] for key in sorted({run.kernel_key for run in new})]
         render_first(
-            run_pages(lookup, new),
+            run_pages(lookup, new) + kernel_pages(lookup, kernels),
             urls,
             output,
             environment,

@@ -151,8 +151,9 @@ def rebuild(
 
     def shown_first(runs: int) -> None:
         elapsed = time.perf_counter() - started
-        pages = "page" if runs == 1 else "pages"
-        print(f"shown first: the {pages} of {counted(runs, 'new run')}, in {elapsed:.2f} s")
+        kernels = "its kernel" if runs == 1 else "their kernels"
+        shown = f"the pages of {counted(runs, 'new run')} and of {kernels}"
+        print(f"shown first: {shown}, in {elapsed:.2f} s", flush=True)
         status.published()
 
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
-from sitegen.analysis.kernels import RunFacts
+from sitegen.analysis.kernels import Kernel, RunFacts
 from sitegen.site.changes import banner, changes_page, has_changes_page
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
@@ -53,18 +53,13 @@ def run_pages(lookup: SiteLookup, runs: Iterable[RunFacts]) -> list[LazyPage]:
     ]
 
 
-def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
-    return {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
-
-
-def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
-    """Every page of the site, in a fixed order; `lookup`: one made of the same `inputs`
-    already (what it made for pages planned ahead of the site, `run_pages`, is kept)."""
-    lookup = lookup or SiteLookup(inputs)
+def kernel_pages(lookup: SiteLookup, kernels: Iterable[Kernel]) -> list[LazyPage]:
+    """The pages of these kernels (a leaderboard's where its runs are ranked), as the site
+    plans them."""
     key = lookup.page_key
     urls = lookup.urls
-    pages: list[Page | LazyPage] = [home_page(lookup)]
-    for k in lookup.analysis.kernels:
+    pages = []
+    for k in kernels:
         ranks = lookup.memo(leaderboard_kernel)(k.key)
         pages.append(
             LazyPage(
@@ -74,6 +69,21 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
                 key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
             )
         )
+    return pages
+
+
+def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
+    return {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
+
+
+def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
+    """Every page of the site, in a fixed order; `lookup`: one made of the same `inputs`
+    already (what it made for pages planned ahead of the site, `run_pages` and
+    `kernel_pages`, is kept)."""
+    lookup = lookup or SiteLookup(inputs)
+    key = lookup.page_key
+    pages: list[Page | LazyPage] = [home_page(lookup)]
+    pages += kernel_pages(lookup, lookup.analysis.kernels)
     pages += run_pages(lookup, lookup.runs.values())
     for kind in KINDS:
         for entry in lookup.catalog.of_kind(kind):

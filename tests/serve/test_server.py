@@ -415,9 +415,10 @@ def rendered_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_saved_runs_page_is_shown_before_the_rest_of_the_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A rebuild publishes the saved run's new page, and tells open pages to reload, before it
-    plans the whole site: then no other page shows the run yet, and its page is already what
-    the whole build leaves (and is not rendered again)."""
+    """A rebuild publishes the saved run's new page and its kernel's, and tells open pages to
+    reload, before it plans the whole site: then no other page shows the run yet (the newest
+    of its series: the cohort's run pages rank it), and both pages are already what the whole
+    build leaves (and are not rendered again)."""
     content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
     out = tmp_path / "site"
     status = BuildStatus()
@@ -425,7 +426,8 @@ def test_a_saved_runs_page_is_shown_before_the_rest_of_the_site(
     assert "shown first" not in capsys.readouterr().out  # nothing to patch yet
     old_runs = {p.parent.name for p in (out / "runs").glob("*/index.json")}
     published = status.published
-    first: list[tuple[dict[str, bytes], set[str]]] = []
+    first: list[tuple[dict[str, bytes], set[str], bytes]] = []
+    kernel = "kernels/liger-layer-norm/"
 
     def showing(run: str) -> set[str]:
         pages = out.rglob("index.html")
@@ -434,21 +436,23 @@ def test_a_saved_runs_page_is_shown_before_the_rest_of_the_site(
     def noted(changed: bool = True) -> None:
         runs = {p.parent.name for p in (out / "runs").glob("*/index.json")} - old_runs
         pages = {n: (out / "runs" / n / "index.html").read_bytes() for n in runs}
-        first.append((pages, set().union(*map(showing, runs))))
+        chart = (out / kernel / "index.html").read_bytes()
+        first.append((pages, set().union(*map(showing, runs)), chart))
         published(changed)
 
     monkeypatch.setattr(status, "published", noted)
     rendered = rendered_paths(monkeypatch)
-    set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
+    set_latency(content / "runs" / "commit-9.json", 65_010, 64_400, 65_600)
     assert rebuild(content, out, None, outcome, status).ok
     assert len(first) == 2, "published twice: the new run's page, then the whole site"
-    (pages, shown_then), (_, shown_after) = first
+    (pages, shown_then, chart), (_, shown_after, _) = first
     (new,) = pages
-    assert shown_then == {f"runs/{new}/index.html"}
-    assert len(shown_after) > 3, "then the pages that list it"
+    assert shown_then == {f"runs/{new}/index.html", f"{kernel}index.html"}
+    assert len(shown_after) > 5, "then the pages that rank or list it"
     assert pages[new] == (out / "runs" / new / "index.html").read_bytes()
-    assert rendered.count(f"runs/{new}/") == 1
-    assert "shown first: the page of 1 new run, in " in capsys.readouterr().out
+    assert chart == (out / kernel / "index.html").read_bytes()
+    assert rendered.count(f"runs/{new}/") == 1 and rendered.count(kernel) == 1
+    assert "shown first: the pages of 1 new run and of its kernel, in " in capsys.readouterr().out
     cold = tmp_path / "cold"
     assert build_site(content, cold).out_dir is not None
     assert tree(out) == tree(cold)
