@@ -37,6 +37,7 @@ from sitegen.publish.compare import Baseline, compare
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.incremental import (
     IncrementalOutput,
+    Outputs,
     State,
     fingerprint,
     forget_state,
@@ -56,7 +57,7 @@ from sitegen.publish.search import (
 )
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
 from sitegen.render.render import Output, render_first, render_into
-from sitegen.site.changes import banner, has_changes_page
+from sitegen.site.changes import banner, previewed
 from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.plan import kernel_pages, plan_site, run_pages
 from sitegen.site.records import Link, Site
@@ -405,8 +406,7 @@ def _new_runs_first(
     them again."""
     urls = lookup.urls
     outputs = state.outputs
-    target = out_dir.resolve()
-    if not outputs or not (target / MARKER).is_file():
+    if not _patchable(outputs, out_dir.resolve()):
         return 0
     new = [
         r for r in lookup.runs.values() if output_path(urls.path_of(r.digest) or "") not in outputs
@@ -427,12 +427,17 @@ def _new_runs_first(
             build_date=inputs.build_date,
             banner=shown,
             indexable=inputs.deployment.indexable,
-            preview=bool(shown) or has_changes_page(lookup),
+            preview=previewed(lookup),
             escapes_text=inputs.escapes_text,
         )
         output.finish()
     state.outputs = {**outputs, **output.outputs}
     return len(new)
+
+
+def _patchable(outputs: Outputs, target: Path) -> bool:
+    """Whether the last build's output is there to patch: its files noted, its marker in place."""
+    return bool(outputs) and (target / MARKER).is_file()
 
 
 def _site_key(inputs: SiteInputs, banner: tuple[Link, ...], indexable: bool) -> str:
@@ -468,7 +473,7 @@ def _write_incremental(
     when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
     whole; without, a previous one is removed."""
     target = out_dir.resolve()
-    usable = bool(state.outputs) and (target / MARKER).is_file()
+    usable = _patchable(state.outputs, target)
     if usable and check_tree:
         usable = state.tree == output_tree(target)
     output = IncrementalOutput(state.outputs if usable else {}, site_key)

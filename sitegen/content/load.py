@@ -190,10 +190,8 @@ def _load_cached(
         if file is None:  # not held (`build --incremental`) and not read now
             resources += unpack(packed)
         elif file.resources is None:
-            unpacked = unpack(packed, summaries=file.summaries)
-            resources += unpacked
-            if held is not None:
-                file.resources = unpacked
+            file.resources = unpack(packed, summaries=file.summaries)  # kept where `held` is
+            resources += file.resources
         else:
             # The analysis took the summaries last build: handed back for it to take again.
             for entry, summary in zip(file.resources, file.summaries, strict=True):

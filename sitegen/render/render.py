@@ -145,7 +145,7 @@ def render_into(
     out = write if isinstance(write, Output) else Output(write)
     if site.escapes_text:
         out = EscapingOutput(out)
-    assets = site_assets(_is_preview(site))
+    assets = site_assets(site.preview)
     chrome = _chrome(urls, assets, site.build_date, site.banner, site.indexable)
     paths: set[str] = set()
     for page in site.pages:
@@ -394,8 +394,7 @@ def render_first(
 ) -> None:
     """Render a few of a site's pages ahead of the rest, in this process, byte for byte as
     `render_into` renders them in the whole site (`sitegen serve`: the changed runs' pages,
-    pipeline.py). The keywords are the whole site's: its `Site` fields, and `preview` its
-    preview assets (a banner or a changes page)."""
+    pipeline.py). The keywords are the whole site's `Site` fields."""
     out = EscapingOutput(write) if escapes_text else write
     chrome = _chrome(urls, site_assets(preview), build_date, banner, indexable)
     templates = {name: environment.get_template(name) for name in {p.template for p in pages}}
@@ -432,7 +431,3 @@ def _chrome(
         noindex=not indexable,
         preview_css=urls.href(assets["preview"].path) if "preview" in assets else None,
     )
-
-
-def _is_preview(site: Site) -> bool:
-    return bool(site.banner) or any(p.template == "changes.html" for p in site.pages)

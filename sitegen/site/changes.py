@@ -82,6 +82,11 @@ def has_changes_page(lookup: SiteLookup) -> bool:
     return lookup.inputs.baseline is not None or lookup.inputs.deployment.compares
 
 
+def previewed(lookup: SiteLookup) -> bool:
+    """Whether the pages load the preview's styles: a banner or a changes page to style."""
+    return bool(banner(lookup)) or has_changes_page(lookup)
+
+
 def banner(lookup: SiteLookup) -> tuple[Link, ...]:
     """`Deploy preview for pull request #123 · commit abc1234 · see what it changes →`."""
     deployment = lookup.inputs.deployment

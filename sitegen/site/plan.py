@@ -13,7 +13,7 @@ import functools
 from collections.abc import Iterable
 
 from sitegen.analysis.kernels import Kernel, RunFacts
-from sitegen.site.changes import banner, changes_page, has_changes_page
+from sitegen.site.changes import banner, changes_page, has_changes_page, previewed
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
 from sitegen.site.history import history_pages
@@ -128,4 +128,5 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
         manifest=inputs.manifest,
         llms=llms_txt(lookup),
         escapes_text=inputs.escapes_text,
+        preview=previewed(lookup),
     )

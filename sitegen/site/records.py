@@ -151,3 +151,4 @@ class Site(NamedTuple):
     # Some resource's text holds a character pages show escaped: the renderer looks for it.
     escapes_text: bool = False
     regressions_feed: Feed | None = None  # /regressions.xml: the newest regressions
+    preview: bool = False  # the pages load the preview's styles (`changes.previewed`)
