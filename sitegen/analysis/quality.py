@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import Analysis, RunFacts, newer
@@ -75,19 +75,24 @@ def assess(
     catalog: Catalog,
     figures: dict[str, Figures],
     regressions: Mapping[str, str],
+    runs: Collection[RunFacts] | None = None,
 ) -> Quality:
     """Every mark of every run. `regressions`: the reason of each run that sits after a
-    regression of its series (run digest → one line)."""
+    regression of its series (run digest → one line). `runs`: only these runs' marks (and
+    `figures`, `regressions` of these alone); where they are whole series, those are the
+    marks the whole catalog gives them, since a mark compares a run only with runs of its
+    own series (a sweep, the same implementation elsewhere, its series' history)."""
+    runs = analysis.runs.values() if runs is None else runs
     found: dict[str, list[Mark]] = defaultdict(list)
     for digest, figure in figures.items():
         mark = over_limit(figure)
         if mark is not None:
             found[digest].append(mark)
-    for run in analysis.runs.values():
+    for run in runs:
         mark = no_spread(run)
         if mark is not None:
             found[run.digest].append(mark)
-    for digest, mark in host_bound(analysis.runs.values(), figures):
+    for digest, mark in host_bound(runs, figures):
         found[digest].append(mark)
     products = {
         entry.digest: gpu_of(entry.spec["hardware"])
@@ -96,7 +101,7 @@ def assess(
     titles = {
         entry.digest: entry.title or entry.name for entry in catalog.of_kind("ExecutionEnvironment")
     }
-    for digest, mark in disagreements(analysis.runs.values(), products, titles):
+    for digest, mark in disagreements(runs, products, titles):
         found[digest].append(mark)
     for digest, reason in regressions.items():
         found[digest].append(Mark(AFTER_REGRESSION, reason))

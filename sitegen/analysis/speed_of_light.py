@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any, NamedTuple
 
@@ -363,12 +363,14 @@ def figures_of(run: RunFacts, work: Work, peak: Peak | None) -> Figures | None:
     )
 
 
-def speed_of_light(analysis: Analysis, catalog: Catalog) -> dict[str, Figures]:
-    """Each run's figures where any can be stated, by run digest."""
+def speed_of_light(
+    analysis: Analysis, catalog: Catalog, runs: Iterable[RunFacts] | None = None
+) -> dict[str, Figures]:
+    """Each run's figures where any can be stated, by run digest (of `runs` alone, if given)."""
     works: dict[str, Work | None] = {}
     peaks: dict[str, Peak | None] = {}
     found: dict[str, Figures] = {}
-    for run in analysis.runs.values():
+    for run in analysis.runs.values() if runs is None else runs:
         if run.pass_name not in SINGLE_PASSES:
             continue
         if run.workload not in works:

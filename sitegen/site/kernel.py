@@ -46,7 +46,7 @@ from sitegen.site.history import (
     regression_line,
 )
 from sitegen.site.lookup import SiteLookup, run_anchor
-from sitegen.site.quality import MarkLine, mark_lines, mark_words, run_quality
+from sitegen.site.quality import MarkLine, mark_lines, mark_words, marks_of
 from sitegen.site.records import Fact, Identity, Link, Page, PageMeta
 from sitegen.site.releases import ReleaseBlock, release_blocks
 from sitegen.site.search import chart_heading, search_tags
@@ -583,7 +583,7 @@ def chart_twin(
             "url": lookup.urls.link(cell.run.digest),
             "status": cell.run.status,
             "earlier": [{"run": r.digest, "url": lookup.urls.link(r.digest)} for r in cell.earlier],
-            "marks": [mark.kind for mark in run_quality(lookup).of(cell.run.digest)],
+            "marks": [mark.kind for mark in marks_of(lookup, cell.run.digest)],
         }
         if cell.value is not None:
             item |= {

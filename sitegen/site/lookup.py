@@ -107,6 +107,11 @@ class SiteLookup:
             found = self._memos[function] = functools.cache(functools.partial(function, self))
         return found
 
+    def made(self, function: Callable[[SiteLookup, Any], Any]) -> bool:
+        """Whether `memo(function)` has made anything this build."""
+        found = self._memos.get(function)
+        return found is not None and bool(found.cache_info().currsize)  # type: ignore[attr-defined]
+
     # pieces of every page ----------------------------------------------------------------
 
     def meta(

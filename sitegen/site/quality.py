@@ -31,12 +31,58 @@ def run_quality(lookup: SiteLookup) -> Quality:
 
 def _run_quality(lookup: SiteLookup, _: str) -> Quality:
     figures = speed_of_light(lookup.analysis, lookup.catalog)
-    regressions = {}
+    regressions = lookup.memo(_regressions)("")
+    return assess(lookup.analysis, lookup.catalog, figures, regressions)
+
+
+def marks_of(lookup: SiteLookup, digest: str) -> tuple[Mark, ...]:
+    """A run's marks, in KINDS order."""
+    return _quality_of(lookup, digest).of(digest)
+
+
+def run_figures(lookup: SiteLookup, digest: str) -> Figures | None:
+    """A run's speed-of-light figures; None where none is stated."""
+    return _quality_of(lookup, digest).figures.get(digest)
+
+
+def _quality_of(lookup: SiteLookup, digest: str) -> Quality:
+    """A Quality that holds the run's figures and marks: the whole catalog's where it is made
+    (every full build makes it first), else that of the run's series alone: the same marks
+    (analysis/quality.py's `assess`), for the pages `sitegen serve` publishes ahead of the
+    site, which would wait ~0.6 s on the real catalog for every run's."""
+    run = lookup.runs.get(digest)
+    if run is None or lookup.made(_run_quality):
+        return run_quality(lookup)
+    return lookup.memo(_series_quality)(run.series_key)
+
+
+def _series_quality(lookup: SiteLookup, series_key: str) -> Quality:
+    runs = lookup.memo(_runs_by_series)("")[series_key]
+    regressions = lookup.memo(_regressions)("")
+    return assess(
+        lookup.analysis,
+        lookup.catalog,
+        speed_of_light(lookup.analysis, lookup.catalog, runs),
+        {run.digest: regressions[run.digest] for run in runs if run.digest in regressions},
+        runs,
+    )
+
+
+def _runs_by_series(lookup: SiteLookup, _: str) -> dict[str, list[RunFacts]]:
+    found: dict[str, list[RunFacts]] = {}
+    for run in lookup.runs.values():
+        found.setdefault(run.series_key, []).append(run)
+    return found
+
+
+def _regressions(lookup: SiteLookup, _: str) -> dict[str, str]:
+    """The reason of each run that sits after a regression of its series, by digest."""
+    found = {}
     for digest in every_step(lookup).after:
         line = regression_line(lookup, lookup.runs[digest])
         if line is not None:
-            regressions[digest] = line[0].removeprefix(AFTER_PREFIX)
-    return assess(lookup.analysis, lookup.catalog, figures, regressions)
+            found[digest] = line[0].removeprefix(AFTER_PREFIX)
+    return found
 
 
 def methodology_href(lookup: SiteLookup, kind: str = "") -> str:
@@ -55,7 +101,7 @@ class MarkLine(NamedTuple):
 
 
 def mark_lines(lookup: SiteLookup, digest: str) -> tuple[MarkLine, ...]:
-    return tuple(_mark_line(lookup, mark) for mark in run_quality(lookup).of(digest))
+    return tuple(_mark_line(lookup, mark) for mark in marks_of(lookup, digest))
 
 
 def _mark_line(lookup: SiteLookup, mark: Mark) -> MarkLine:
@@ -70,23 +116,22 @@ def marks_key(lookup: SiteLookup, runs: Iterable[RunFacts]) -> str:
     with another run (a sweep's, a disagreeing environment's); "" unless keyed."""
     if not lookup.inputs.keyed:
         return ""
-    quality = run_quality(lookup)
     return "\n".join(
         f"{run.digest} {mark.kind} {mark.other} {mark.reason}"
         for run in runs
-        for mark in quality.of(run.digest)
+        for mark in marks_of(lookup, run.digest)
     )
 
 
 def mark_words(lookup: SiteLookup, digest: str) -> tuple[str, ...]:
     """`no spread: p20 = …`: each mark in a line of text (a chart's hover)."""
-    return tuple(f"{mark.title}: {mark.reason}" for mark in run_quality(lookup).of(digest))
+    return tuple(f"{mark.title}: {mark.reason}" for mark in marks_of(lookup, digest))
 
 
 def marks_json(lookup: SiteLookup, digest: str) -> list[dict[str, Any]]:
     """A run's marks in its JSON twins."""
     found = []
-    for mark in run_quality(lookup).of(digest):
+    for mark in marks_of(lookup, digest):
         item: dict[str, Any] = {
             "kind": mark.kind,
             "reason": mark.reason,
@@ -111,7 +156,7 @@ class SpeedOfLight(NamedTuple):
 
 
 def speed_of_light_block(lookup: SiteLookup, run: RunFacts) -> SpeedOfLight:
-    figures = run_quality(lookup).figures.get(run.digest)
+    figures = run_figures(lookup, run.digest)
     methodology = methodology_href(lookup) + "#speed-of-light"
     if figures is None:
         return SpeedOfLight((), _why_none(lookup, run), None, methodology)
@@ -198,7 +243,7 @@ def percent(share: float) -> str:
 
 def figures_json(lookup: SiteLookup, digest: str) -> dict[str, Any] | None:
     """A run's figures in its JSON twin; None where none is stated."""
-    figures = run_quality(lookup).figures.get(digest)
+    figures = run_figures(lookup, digest)
     if figures is None:
         return None
     peak = figures.peak

@@ -8,11 +8,20 @@ import shutil
 
 import pytest
 
+from sitegen.analysis.quality import KINDS, OVER_LIMIT
 from sitegen.site.home import HomeContext
-from sitegen.site.quality import QualityContext
+from sitegen.site.lookup import SiteLookup
+from sitegen.site.quality import (
+    QualityContext,
+    _run_quality,
+    marks_of,
+    run_figures,
+    run_quality,
+)
 from sitegen.site.records import Site
 from sitegen.site.run import RunContext
-from tests.site.planned import CONTENT, fixture_site
+from tests.conftest import REPOSITORY
+from tests.site.planned import CONTENT, fixture_site, site_inputs
 from tests.site.test_history import page
 
 H100_1024 = "nvidia-h100-80gb-hbm3-hidden1024-rows4096-fp32-2025-07-17-18-18"
@@ -115,3 +124,27 @@ def test_a_catalog_without_marks_says_so() -> None:
     assert isinstance(context, QualityContext)
     assert context.totals == (0, 0, 0, 0, 0) and context.unmarked_share == "100.0 %"
     assert all(section.runs == () for section in context.sections)
+
+
+def test_a_series_alone_gives_its_runs_the_marks_the_whole_catalog_gives() -> None:
+    """`sitegen serve` marks the runs it publishes ahead of the site from their series alone
+    (site/quality.py): on the real catalog, each run's marks and figures so made are the
+    whole catalog's."""
+    lookup = SiteLookup(site_inputs(REPOSITORY / "content", keyed=True))
+    by_series: dict[str, list[str]] = {}
+    for run in lookup.runs.values():
+        by_series.setdefault(run.series_key, []).append(run.digest)
+    alone = {
+        digest: (marks_of(lookup, digest), run_figures(lookup, digest))
+        for digests in by_series.values()
+        for digest in digests
+    }
+    assert not lookup.made(_run_quality)  # each series was assessed alone
+    whole = run_quality(lookup)
+    assert lookup.made(_run_quality)
+    # Every kind that compares runs is there (none is over the limit: that mark is a run's own).
+    kinds = {mark.kind for marks in whole.marks.values() for mark in marks}
+    assert kinds >= set(KINDS) - {OVER_LIMIT}
+    assert alone == {
+        digest: (whole.of(digest), whole.figures.get(digest)) for digest in lookup.runs
+    }
