@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from sitegen import process
 from sitegen.analysis.kernels import Analysis, HeldAnalysis, analyse
 from sitegen.analysis.regressions import DEFAULT_THRESHOLD
-from sitegen.content.catalog import Catalog, resolve
+from sitegen.content.catalog import Catalog, HeldResolution, resolve
 from sitegen.content.documents import SHOWN_ESCAPED
 from sitegen.content.load import (
     HeldLoads,
@@ -99,13 +99,15 @@ def check_content(
     progress: Progress = QUIET,
     held_loads: HeldLoads | None = None,
     held: HeldAnalysis | None = None,
+    held_resolution: HeldResolution | None = None,
 ) -> CheckedContent:
     """Load and validate every file, resolve every reference, then plan every page's path:
     everything a build relies on, so that content that checks clean always builds.
 
     With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated
     (and `held_loads`, if given, with their runs' summaries and resources: content/load.py),
-    and `held`, if given, with what the analysis made (analysis/kernels.py's `HeldAnalysis`).
+    and `held`, if given, with what the analysis made (analysis/kernels.py's `HeldAnalysis`),
+    and `held_resolution` with what the resolution made (content/catalog.py).
     `meanwhile` is called once, while the load workers read (content/load.py). Raises
     EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
@@ -116,7 +118,7 @@ def check_content(
                 content_dir, cache=load_cache, meanwhile=meanwhile, held=held_loads
             )
         with _stage(progress, "resolve"):
-            return _checked(loaded, strict, content_label(content_dir), held)
+            return _checked(loaded, strict, content_label(content_dir), held, held_resolution)
 
 
 def check_documents(
@@ -130,10 +132,14 @@ def check_documents(
 
 
 def _checked(
-    loaded: LoadResult, strict: bool, label: str, held: HeldAnalysis | None = None
+    loaded: LoadResult,
+    strict: bool,
+    label: str,
+    held: HeldAnalysis | None = None,
+    held_resolution: HeldResolution | None = None,
 ) -> CheckedContent:
     """Resolve, then (without errors) analyse and plan every page's path."""
-    catalog, resolution_problems = resolve(loaded.resources, strict=strict)
+    catalog, resolution_problems = resolve(loaded.resources, strict, held_resolution)
     problems = [*loaded.problems, *resolution_problems]
     if not loaded.resources and not errors(problems):
         problems.append(_nothing_in(label))
@@ -259,6 +265,7 @@ def _build(
             # Held only where the state stays in memory (`sitegen serve`) for the next build.
             held_loads=state.held_loads if state and not on_disk else None,
             held=state.analysis if state and not on_disk else None,
+            held_resolution=state.resolution if state and not on_disk else None,
         )
         if not checked.ok or checked.analysis is None or checked.paths is None:
             return BuiltSite(checked, None, 0, 0, 0, [])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from sitegen.content.loaded import LoadedResource
 from sitegen.model.digest import canonical_json
@@ -68,76 +69,251 @@ def references_of(entry: LoadedResource) -> list[tuple[str, tuple[str, ...], str
     ]
 
 
-def resolve(resources: list[LoadedResource], strict: bool = False) -> tuple[Catalog, list[Problem]]:
-    """Index `resources`, check each reference, and report what does not resolve."""
+def resolve(
+    resources: list[LoadedResource], strict: bool = False, held: HeldResolution | None = None
+) -> tuple[Catalog, list[Problem]]:
+    """Index `resources`, check each reference, and report what does not resolve (problems
+    sorted). With `held` (`sitegen serve`), only what changed since the last call with it is
+    resolved again: the resources that are not the very objects of the last call, and those
+    whose references point at a digest whose resource changed."""
+    return (held if held is not None else HeldResolution(tracked=False)).resolve(resources, strict)
+
+
+class _Resolved(NamedTuple):
+    """What one resource's references resolved to."""
+
+    problems: tuple[Problem, ...]  # a reference to the wrong kind; a run's operations disagree
+    dangling: tuple[tuple[str, tuple[str, ...], str], ...]  # (json path, target kinds, digest)
+    used: tuple[str, ...]  # the digests it references that resolved
+    looked_up: tuple[str, ...]  # every digest its outcome depends on
+
+
+def _resolved(entry: LoadedResource, by_digest: dict[str, LoadedResource]) -> _Resolved:
     problems: list[Problem] = []
-    copies: dict[str, list[LoadedResource]] = defaultdict(list)
-    for entry in resources:
-        copies[entry.digest].append(entry)
+    dangling = []
+    used = []
+    looked_up = []
+    resolved: dict[str, LoadedResource] = {}
+    for location, targets, value in references_of(entry):
+        looked_up.append(value)
+        found = by_digest.get(value)
+        if found is None:
+            dangling.append((location, targets, value))
+        elif found.kind not in targets:
+            expected = " or ".join(f"{_article(target)} {target}" for target in targets)
+            problems.append(
+                Problem(
+                    entry.path,
+                    entry.at(location),
+                    f"expected {expected}, but {value} is "
+                    f"{_article(found.kind)} {found.kind} "
+                    f"({found.name!r} in {found.path})",
+                )
+            )
+        else:
+            used.append(value)
+            resolved[found.kind] = found
+    if entry.kind == "BenchmarkRun":
+        problems += _operations_disagree(entry, resolved, by_digest, looked_up)
+    return _Resolved(tuple(problems), tuple(dangling), tuple(used), tuple(looked_up))
 
-    by_digest: dict[str, LoadedResource] = {}
-    also_in: dict[str, tuple[LoadedResource, ...]] = {}
-    for digest_value, entries in copies.items():
-        # Deterministic whatever the file order: the first by (path, place) is the one we keep.
-        ordered = sorted(entries, key=lambda e: (e.path, e.where))
-        keeper = ordered[0]
-        by_digest[digest_value] = keeper
-        if len(ordered) > 1:
-            also_in[digest_value] = tuple(ordered[1:])
-            problems.extend(_metadata_conflicts(keeper, ordered[1:]))
 
-    used_by: dict[str, set[str]] = defaultdict(set)
-    dangling: list[tuple[LoadedResource, str, tuple[str, ...], str]] = []
-    for entry in by_digest.values():
-        resolved: dict[str, LoadedResource] = {}
-        for location, targets, value in references_of(entry):
-            found = by_digest.get(value)
-            if found is None:
-                dangling.append((entry, location, targets, value))
-            elif found.kind not in targets:
-                expected = " or ".join(f"{_article(target)} {target}" for target in targets)
+# More kept resources changed than this: their order is sorted anew rather than patched.
+RESORT_AFTER = 1000
+
+
+@dataclass
+class HeldResolution:
+    """What `resolve` made of each resource, held between the builds of `sitegen serve` so
+    that a rebuild after a few changed files resolves only what they change. Keyed by object:
+    content/load.py hands back the very resources of each unchanged file. A plain `resolve`
+    is this, filled from nothing."""
+
+    tracked: bool = True  # whether `dependents` is kept: a plain `resolve` has no next call
+    strict: bool | None = None
+    # Every resource of the last call, by id (held here, so no id is reused while it is kept).
+    entries: dict[int, LoadedResource] = field(default_factory=dict)
+    copies: dict[str, list[LoadedResource]] = field(default_factory=dict)  # by (path, place)
+    kept: dict[str, LoadedResource] = field(default_factory=dict)  # each digest's first copy
+    conflicts: dict[str, list[Problem]] = field(default_factory=dict)  # copies' metadata
+    resolved: dict[str, _Resolved] = field(default_factory=dict)  # each kept resource's
+    # digest → the kept resources whose outcome depends on it, resolved or not
+    dependents: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    used_by: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    sorted_users: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # the kept digests, sorted
+    by_kind: dict[str, list[LoadedResource]] = field(default_factory=dict)  # by _name_order
+
+    def resolve(
+        self, resources: list[LoadedResource], strict: bool
+    ) -> tuple[Catalog, list[Problem]]:
+        now = {id(entry): entry for entry in resources}
+        if (
+            not self.tracked
+            or strict != self.strict
+            or len(now) != len(resources)
+            or not self.entries
+        ):
+            # A resource listed twice (not something the loader does) starts over as well.
+            self.__dict__.update(vars(HeldResolution(self.tracked, strict)))
+            self._fill(resources)
+        else:
+            added = [entry for key, entry in now.items() if key not in self.entries]
+            removed = [entry for key, entry in self.entries.items() if key not in now]
+            changed = self._copies(added, removed)
+            self._order(changed)
+            self._references(changed)
+        self.entries = now
+        catalog = self._catalog()
+        return catalog, self._problems(catalog, strict)
+
+    def _fill(self, resources: list[LoadedResource]) -> None:
+        """Everything from nothing: what the updates below keep, made in bulk."""
+        copies: dict[str, list[LoadedResource]] = defaultdict(list)
+        for entry in resources:
+            copies[entry.digest].append(entry)
+        for digest, entries in copies.items():
+            if len(entries) > 1:
+                entries.sort(key=lambda e: (e.path, e.where))
+                self.conflicts[digest] = _metadata_conflicts(entries[0], entries[1:])
+        self.copies = dict(copies)
+        self._order(set(self.copies))
+        kept = self.kept
+        resolved = self.resolved = {digest: _resolved(e, kept) for digest, e in kept.items()}
+        used_by = self.used_by
+        for digest, outcome in resolved.items():
+            for value in outcome.used:
+                used_by[value].add(digest)
+        if self.tracked:
+            dependents = self.dependents
+            for digest, outcome in resolved.items():
+                for value in outcome.looked_up:
+                    dependents[value].add(digest)
+
+    def _copies(self, added: list[LoadedResource], removed: list[LoadedResource]) -> set[str]:
+        """Update each touched digest's copies and kept resource; the digests whose kept
+        resource changed (or is gone)."""
+        touched = {entry.digest for entry in added} | {entry.digest for entry in removed}
+        for entry in removed:
+            same = self.copies[entry.digest]
+            del same[next(i for i, other in enumerate(same) if other is entry)]
+        for entry in added:
+            self.copies.setdefault(entry.digest, []).append(entry)
+        changed = set()
+        for digest in touched:
+            entries = self.copies[digest]
+            self.conflicts.pop(digest, None)
+            if entries:
+                # Deterministic whatever the file order: the first by (path, place) is kept.
+                entries.sort(key=lambda e: (e.path, e.where))
+                if len(entries) > 1:
+                    self.conflicts[digest] = _metadata_conflicts(entries[0], entries[1:])
+            else:
+                del self.copies[digest]
+            keeper = entries[0] if entries else None
+            if keeper is not self.kept.get(digest):
+                changed.add(digest)
+        return changed
+
+    def _order(self, changed: set[str]) -> None:
+        """Keep `order` and `by_kind` sorted, with the new kept resources in place."""
+        if len(changed) > RESORT_AFTER or not self.kept:
+            self.kept = {digest: entries[0] for digest, entries in self.copies.items()}
+            self.order = sorted(self.kept)
+            by_kind: dict[str, list[LoadedResource]] = defaultdict(list)
+            for entry in self.kept.values():
+                by_kind[entry.kind].append(entry)
+            self.by_kind = {kind: sorted(v, key=_name_order) for kind, v in by_kind.items()}
+            return
+        for digest in sorted(changed):
+            before = self.kept.pop(digest, None)
+            if before is not None:
+                same_kind = self.by_kind[before.kind]
+                del same_kind[bisect.bisect_left(same_kind, _name_order(before), key=_name_order)]
+                del self.order[bisect.bisect_left(self.order, digest)]
+            entries = self.copies.get(digest)
+            if entries:
+                keeper = self.kept[digest] = entries[0]
+                bisect.insort(self.order, digest)
+                bisect.insort(self.by_kind.setdefault(keeper.kind, []), keeper, key=_name_order)
+
+    def _references(self, changed: set[str]) -> None:
+        """Resolve again the changed resources and those whose outcome depends on them."""
+        again = set(changed)
+        for digest in changed:
+            again.update(self.dependents.get(digest, ()))
+        for digest in again:
+            before = self.resolved.pop(digest, None)
+            if before is not None:
+                for value in before.used:
+                    _forget(self.used_by, value, digest)
+                    self.sorted_users.pop(value, None)
+                for value in before.looked_up:
+                    _forget(self.dependents, value, digest)
+            entry = self.kept.get(digest)
+            if entry is None:
+                continue
+            outcome = self.resolved[digest] = _resolved(entry, self.kept)
+            for value in outcome.used:
+                self.used_by[value].add(digest)
+                self.sorted_users.pop(value, None)
+            for value in outcome.looked_up:
+                self.dependents[value].add(digest)
+
+    def _catalog(self) -> Catalog:
+        for value, users in self.used_by.items():
+            if value not in self.sorted_users:
+                self.sorted_users[value] = tuple(sorted(users))
+        kept = self.kept
+        return Catalog(
+            by_digest={digest: kept[digest] for digest in self.order},
+            also_in={
+                digest: tuple(entries[1:])
+                for digest, entries in self.copies.items()
+                if len(entries) > 1
+            },
+            used_by={value: self.sorted_users[value] for value in sorted(self.used_by)},
+            _by_kind={kind: tuple(entries) for kind, entries in self.by_kind.items() if entries},
+        )
+
+    def _problems(self, catalog: Catalog, strict: bool) -> list[Problem]:
+        problems = [problem for found in self.conflicts.values() for problem in found]
+        hints = _DanglingHints(catalog.by_digest, self.used_by)
+        for digest, outcome in self.resolved.items():
+            problems += outcome.problems
+            if not outcome.dangling:
+                continue
+            entry = self.kept[digest]
+            for location, targets, value in outcome.dangling:
+                # Copies of a repeated resource reference the same digests: the kept one only.
+                optional = OPTIONAL_TARGETS.issuperset(targets) and not strict
+                severity = Severity.WARNING if optional else Severity.ERROR
+                named = " or ".join(targets)
                 problems.append(
                     Problem(
                         entry.path,
                         entry.at(location),
-                        f"expected {expected}, but {value} is "
-                        f"{_article(found.kind)} {found.kind} "
-                        f"({found.name!r} in {found.path})",
+                        f"no {named} with digest {value}",
+                        hints.hint(value, targets),
+                        severity,
                     )
                 )
-            else:
-                used_by[value].add(entry.digest)
-                resolved[found.kind] = found
-        if entry.kind == "BenchmarkRun":
-            problems += _operations_disagree(entry, resolved, by_digest)
+        return sorted(problems)
 
-    hints = _DanglingHints(by_digest, used_by)
-    for entry, location, targets, value in dangling:
-        # Copies of a repeated resource reference the same digests: report the keeper only.
-        optional = OPTIONAL_TARGETS.issuperset(targets) and not strict
-        severity = Severity.WARNING if optional else Severity.ERROR
-        hint = hints.hint(value, targets)
-        named = " or ".join(targets)
-        problems.append(
-            Problem(
-                entry.path, entry.at(location), f"no {named} with digest {value}", hint, severity
-            )
-        )
 
-    by_kind: dict[str, list[LoadedResource]] = defaultdict(list)
-    for entry in by_digest.values():
-        by_kind[entry.kind].append(entry)
-    catalog = Catalog(
-        by_digest=dict(sorted(by_digest.items())),
-        also_in=also_in,
-        used_by={d: tuple(sorted(users)) for d, users in sorted(used_by.items())},
-        _by_kind={k: tuple(sorted(v, key=_name_order)) for k, v in by_kind.items()},
-    )
-    return catalog, problems
+def _forget(index: dict[str, set[str]], value: str, digest: str) -> None:
+    users = index.get(value)
+    if users is not None:
+        users.discard(digest)
+        if not users:
+            del index[value]
 
 
 def _operations_disagree(
-    run: LoadedResource, resolved: dict[str, LoadedResource], by_digest: dict[str, LoadedResource]
+    run: LoadedResource,
+    resolved: dict[str, LoadedResource],
+    by_digest: dict[str, LoadedResource],
+    looked_up: list[str],
 ) -> list[Problem]:
     """A run measures one operation: a workload and an implementation of different ones is a
     warning (kernelindex.dev's catalog has such runs: one implementation measured on the cases
@@ -148,6 +324,7 @@ def _operations_disagree(
         return []
     of_workload = workload.spec["operationSpecDigest"]
     of_implementation = implementation.spec["operation"]["specDigest"]
+    looked_up += (of_workload, of_implementation)  # their names are in the warning
     if of_workload == of_implementation:
         return []
 
@@ -248,7 +425,7 @@ class _KindIndex:
 
     # sha256 of a whole document or of its spec alone → (the first such resource, whole?)
     hashed: dict[str, tuple[LoadedResource, bool]]
-    orphans: list[LoadedResource]  # used by nothing, in catalog order
+    orphans: list[LoadedResource]  # used by nothing, by file
     holds_any: bool
 
     @classmethod
@@ -258,7 +435,10 @@ class _KindIndex:
         by_digest: dict[str, LoadedResource],
         used_by: dict[str, set[str]],
     ) -> _KindIndex:
-        candidates = [e for e in by_digest.values() if e.kind in kinds]
+        # By file, whatever order the catalog was made in: the example named is the first.
+        candidates = sorted(
+            (e for e in by_digest.values() if e.kind in kinds), key=lambda e: (e.path, e.where)
+        )
         hashed: dict[str, tuple[LoadedResource, bool]] = {}
         for entry in candidates:
             whole = entry.document

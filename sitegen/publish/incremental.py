@@ -40,7 +40,7 @@ from typing import Any
 import orjson
 
 from sitegen.analysis.kernels import HeldAnalysis
-from sitegen.content.catalog import Catalog
+from sitegen.content.catalog import Catalog, HeldResolution
 from sitegen.content.load import HeldLoads, LoadCache, Packed, StatKey
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.write import Data
@@ -93,6 +93,8 @@ class State:
     held_loads: HeldLoads = field(default_factory=dict, compare=False)
     # What the analysis made of each run and kernel (`sitegen serve` only): never written.
     analysis: HeldAnalysis = field(default_factory=HeldAnalysis, compare=False)
+    # What the resolution made of each resource (`sitegen serve` only): never written.
+    resolution: HeldResolution = field(default_factory=HeldResolution, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:

@@ -6,10 +6,12 @@ import copy
 import random
 from typing import Any
 
-from sitegen.content.catalog import resolve
+from sitegen.content.catalog import HeldResolution, resolve
 from sitegen.content.documents import validate_resource
+from sitegen.content.load import load_content
 from sitegen.content.loaded import LoadedResource
 from sitegen.model.problems import Severity
+from tests.conftest import FIXTURES
 
 
 def loaded(resource: dict[str, Any], path: str, where: str = "") -> LoadedResource:
@@ -116,3 +118,48 @@ def test_dangling_hints_hash_each_candidate_once(
         "was one edited after the run was recorded?"
     }
     assert len(hashed) == 2 * 20  # each WorkloadCase whole and its spec alone
+
+
+def test_a_held_resolution_gives_what_resolving_anew_gives() -> None:
+    """`sitegen serve` resolves only what changed (HeldResolution): after each of a random
+    walk of edits (copies added and dropped, metadata changed, references broken, pointed at
+    the wrong kind or mended, referenced resources removed and put back), its catalog, in its
+    orders, and its problems are those of resolving the same resources from nothing."""
+    base = load_content(FIXTURES / "site" / "content").resources
+    runs = [e for e in base if e.kind == "BenchmarkRun"]
+    environment = next(e for e in base if e.kind == "ExecutionEnvironment")
+    shared = [e for e in base if e.kind in ("OperationSpec", "WorkloadCase", "BenchmarkProtocol")]
+
+    def variant(entry: LoadedResource, number: int) -> LoadedResource:
+        document = copy.deepcopy(entry.document)
+        change = number % 4
+        if change == 0:  # the same resource in another file, titled otherwise: a copy
+            document["metadata"]["title"] = f"copy {number}"
+            return loaded(document, f"content/copies/{number}.json")
+        if entry.kind == "BenchmarkRun" and change == 1:  # a dangling optional reference
+            document["spec"]["workloadDigest"] = "sha256:" + f"{number:064x}"
+        elif entry.kind == "BenchmarkRun" and change == 2:  # an environment as its protocol
+            document["spec"]["protocolDigest"] = environment.digest
+        return loaded(document, entry.path, entry.where)  # change 3: the same, a new object
+
+    rng = random.Random(38)
+    pool = [variant(e, n) for n, e in enumerate(rng.choices(runs + shared, k=60))]
+    held = HeldResolution()
+    current = list(base)
+    for step in range(40):
+        for _ in range(rng.randint(1, 4)):
+            if rng.random() < 0.5 and len(current) > len(base) // 2:
+                current.remove(rng.choice(current))
+            else:
+                current.append(rng.choice([*pool, *base]))
+        current = list({(e.path, e.where): e for e in current}.values())  # one a place
+        rng.shuffle(current)
+        strict = step % 13 == 12
+        catalog, problems = resolve(current, strict, held)
+        fresh, fresh_problems = resolve(list(current), strict)
+        assert problems == fresh_problems, step
+        assert catalog == fresh, step
+        assert list(catalog.by_digest) == list(fresh.by_digest) == sorted(fresh.by_digest)
+        assert list(catalog.used_by) == list(fresh.used_by)
+        for kind in {e.kind for e in current}:
+            assert catalog.of_kind(kind) == fresh.of_kind(kind)
