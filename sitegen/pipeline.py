@@ -415,9 +415,10 @@ def _new_runs_first(
     outputs = state.outputs
     if not _patchable(outputs, out_dir.resolve()):
         return 0
-    new = [
-        r for r in lookup.runs.values() if output_path(urls.path_of(r.digest) or "") not in outputs
-    ]
+    # Only runs whose facts are new to the analysis can be without a page.
+    held = lookup.analysis.held
+    candidates = held.fresh if held is not None else lookup.runs.values()
+    new = [r for r in candidates if output_path(urls.path_of(r.digest) or "") not in outputs]
     if not new or len(new) > FIRST_RUNS_MAX:
         return 0
     inputs = lookup.inputs

@@ -177,6 +177,8 @@ class HeldAnalysis:
     )
     # The last build's runs, oldest first (`_age`): the next build's order, a few runs moved.
     oldest: list[RunFacts] = field(default_factory=list)
+    # The runs whose facts the last build made rather than held: new, changed or moved.
+    fresh: list[RunFacts] = field(default_factory=list)
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]
@@ -293,6 +295,7 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
     facts: dict[str, RunFacts] = {}
     if held is not None:
         held.renew(catalog)
+        held.fresh = []
     kept: dict[RunPlace, RunFacts] = {}
     # `by_digest` is in digest order: the runs in it, not sorted again.
     for entry in catalog.by_digest.values():
@@ -302,7 +305,10 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
             facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
             continue
         place = (entry.digest, entry.metadata_digest, entry.path, entry.where)
-        found = held.facts.get(place) or _run_facts(entry, catalog, shapes, lineages)
+        found = held.facts.get(place)
+        if found is None:
+            found = _run_facts(entry, catalog, shapes, lineages)
+            held.fresh.append(found)
         facts[entry.digest] = kept[place] = found
 
     runs_by_kernel: dict[str, list[RunFacts]] = defaultdict(list)
