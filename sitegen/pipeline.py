@@ -11,7 +11,7 @@ import contextlib
 import functools
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -22,11 +22,13 @@ from sitegen.content.catalog import Catalog, HeldResolution, resolve
 from sitegen.content.documents import SHOWN_ESCAPED
 from sitegen.content.load import (
     HeldLoads,
+    HeldWalk,
     LoadCache,
     LoadResult,
     content_label,
     load_content,
     load_documents,
+    unseen_change,
 )
 from sitegen.content.records import load_records
 from sitegen.content.reports import load_reports
@@ -100,6 +102,8 @@ def check_content(
     held_loads: HeldLoads | None = None,
     held: HeldAnalysis | None = None,
     held_resolution: HeldResolution | None = None,
+    walked: HeldWalk | None = None,
+    changed: Collection[str] | None = None,
 ) -> CheckedContent:
     """Load and validate every file, resolve every reference, then plan every page's path:
     everything a build relies on, so that content that checks clean always builds.
@@ -107,7 +111,8 @@ def check_content(
     With `load_cache` (incremental builds), unchanged files are taken from it, and it is updated
     (and `held_loads`, if given, with their runs' summaries and resources: content/load.py),
     and `held`, if given, with what the analysis made (analysis/kernels.py's `HeldAnalysis`),
-    and `held_resolution` with what the resolution made (content/catalog.py).
+    and `held_resolution` with what the resolution made (content/catalog.py); `walked` and
+    `changed` are content/load.py's (a held walk, the paths a watcher saw change).
     `meanwhile` is called once, while the load workers read (content/load.py). Raises
     EpochError for a SOURCE_DATE_EPOCH that is not a time (dates are checked against it).
     """
@@ -115,7 +120,12 @@ def check_content(
     with process.collecting_less():
         with _stage(progress, "load"):
             loaded = load_content(
-                content_dir, cache=load_cache, meanwhile=meanwhile, held=held_loads
+                content_dir,
+                cache=load_cache,
+                meanwhile=meanwhile,
+                held=held_loads,
+                walked=walked,
+                changed=changed,
             )
         with _stage(progress, "resolve"):
             return _checked(loaded, strict, content_label(content_dir), held, held_resolution)
@@ -137,6 +147,8 @@ def _checked(
     label: str,
     held: HeldAnalysis | None = None,
     held_resolution: HeldResolution | None = None,
+    walked: HeldWalk | None = None,
+    changed: Collection[str] | None = None,
 ) -> CheckedContent:
     """Resolve, then (without errors) analyse and plan every page's path."""
     catalog, resolution_problems = resolve(loaded.resources, strict, held_resolution)
@@ -190,6 +202,7 @@ def build_site(
     search: bool = False,
     regression_threshold: float = DEFAULT_THRESHOLD,
     shown_first: Callable[[int], None] | None = None,
+    changed: Collection[str] | None = None,
 ) -> BuiltSite:
     """check → analyse → plan → render → index → write. Nothing is written unless the content
     is clean.
@@ -203,10 +216,14 @@ def build_site(
     be reported (analysis/regressions.py). With a `state` held in memory, `shown_first` is
     called with their count once the pages of the few runs that are new since the last build
     are published, ahead of the rest (`sitegen serve`: the page an author just saved shows
-    before the whole site is planned). `search` indexes the pages with Pagefind where it
-    is installed (publish/search.py) before they are published; where it is not, the site is
-    built without and a warning says so. The build holds the output's lock throughout
-    (publish/lock.py): another build into the same folder is refused, or with `wait` waits.
+    before the whole site is planned); `changed`, the paths a file watcher saw change since
+    the last build (`sitegen serve`): with a state held in memory, only those files are looked
+    at before those pages are published, the rest of the tree after, and should it hold a
+    change the watcher missed, the build starts again from the load. `search` indexes the
+    pages with Pagefind where it is installed (publish/search.py) before they are published;
+    where it is not, the site is built without and a warning says so. The build holds the
+    output's lock throughout (publish/lock.py): another build into the same folder is
+    refused, or with `wait` waits.
     Raises SearchError for an index Pagefind could not make, OutputError for a refused output
     path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
     UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
@@ -234,6 +251,7 @@ def build_site(
             search,
             regression_threshold,
             shown_first,
+            changed,
         )
 
 
@@ -250,8 +268,24 @@ def _build(
     search: bool,
     regression_threshold: float = DEFAULT_THRESHOLD,
     shown_first: Callable[[int], None] | None = None,
+    changed: Collection[str] | None = None,
 ) -> BuiltSite:
     on_disk = incremental and state is None
+    again = functools.partial(
+        _build,
+        content_dir,
+        out_dir,
+        build_date,
+        progress,
+        deployment,
+        baseline,
+        incremental,
+        state,
+        binary,
+        search,
+        regression_threshold,
+        shown_first,
+    )
     if on_disk:
         state = read_state(out_dir, content_dir) or State()
     with process.collecting_less():
@@ -266,8 +300,12 @@ def _build(
             held_loads=state.held_loads if state and not on_disk else None,
             held=state.analysis if state and not on_disk else None,
             held_resolution=state.resolution if state and not on_disk else None,
+            walked=state.walked if state and not on_disk else None,
+            changed=changed if state and not on_disk else None,
         )
         if not checked.ok or checked.analysis is None or checked.paths is None:
+            if _missed(changed, content_dir, state):
+                return again()
             return BuiltSite(checked, None, 0, 0, 0, [])
         with _stage(progress, "analyse"):  # done by the check: what is left is the reports
             reports, warnings = load_reports(content_dir)
@@ -317,6 +355,8 @@ def _build(
                 shown = _new_runs_first(lookup, state, out_dir, content_dir, key, templates())
                 if shown:
                     shown_first(shown)
+            if _missed(changed, content_dir, state):
+                return again()
             manifest_now()  # after the new runs' pages: they are not held up by it
         site = plan_site(inputs, lookup)
         pages = len(site.pages) + 1  # and the 404 page
@@ -441,6 +481,13 @@ def _new_runs_first(
         output.finish()
     state.outputs = {**outputs, **output.outputs}
     return len(new)
+
+
+def _missed(changed: Collection[str] | None, content_dir: Path, state: State | None) -> bool:
+    """Whether the build took a watcher's word for what changed and the watcher missed one."""
+    if changed is None or state is None:
+        return False
+    return unseen_change(content_dir, state.walked, state.loads)
 
 
 def _patchable(outputs: Outputs, target: Path) -> bool:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import itertools
 import os
 import stat
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -68,12 +68,23 @@ class HeldFile:
 HeldLoads = dict[str, HeldFile]  # by shown path, as a LoadCache
 
 
+@dataclass
+class HeldWalk:
+    """The last walk of the content tree (`sitegen serve`), taken as it was when a file
+    watcher saw only files of it change: its files (shown path → path) and its problems."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
 def load_content(
     content_dir: Path,
     workers: int | None = None,
     cache: LoadCache | None = None,
     meanwhile: Callable[[], object] | None = None,
     held: HeldLoads | None = None,
+    walked: HeldWalk | None = None,
+    changed: Collection[str] | None = None,
 ) -> LoadResult:
     """Every resource under `content_dir`, and every problem found on the way.
 
@@ -81,13 +92,28 @@ def load_content(
     changed since it was filled are read, and it is updated in place to hold exactly the files
     of this walk, as `held` is, if given, with the runs' summaries and resources. `meanwhile`,
     if given, is called once: while the workers read, when there are any (the caller's own work,
-    done beside them rather than after), else after the load.
+    done beside them rather than after), else after the load. `walked` (with `cache`) holds
+    the last walk; `changed`, the paths a file watcher saw change since: where each is a file
+    of that walk (or a path no walk reads), the last walk is taken again and only those files
+    are looked at, else the tree is walked. `unseen_change` tells whether the watcher missed
+    one.
     """
     problems: list[Problem] = []
     label = content_label(content_dir)
-    files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
+    looked_at = None
+    if changed is not None and walked is not None and walked.files and cache is not None:
+        looked_at = _looked_at(content_dir, label, walked, changed)
+    if looked_at is not None and walked is not None:
+        files = [(path, shown) for shown, path in walked.files.items()]
+        problems += walked.problems
+    else:
+        walking = walk(content_dir, problems, label)
+        files = [(path, f"{label}/{relative}") for path, relative in walking]
+        if walked is not None:
+            walked.files = {shown: path for path, shown in files}
+            walked.problems = list(problems)
     if cache is not None:
-        return _load_cached(files, problems, cache, workers, meanwhile, held)
+        return _load_cached(files, problems, cache, workers, meanwhile, held, looked_at)
     resources: list[LoadedResource] = []
     count = workers if workers is not None else process.load_processes(len(files))
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
@@ -105,6 +131,54 @@ def load_content(
         if meanwhile is not None:
             meanwhile()
     return LoadResult(resources, problems, len(files))
+
+
+def _looked_at(
+    content_dir: Path, label: str, walked: HeldWalk, changed: Collection[str]
+) -> dict[str, StatKey] | None:
+    """The stat of each walked file among `changed`; None where a change may be anything else
+    (a file added, gone or moved, a folder): then the tree is walked again."""
+    roots = {os.path.abspath(content_dir), os.path.realpath(content_dir)}
+    found: dict[str, StatKey] = {}
+    for path in changed:
+        relative = next(
+            (
+                os.path.relpath(path, root)
+                for root in roots
+                if os.path.commonpath([root, os.path.abspath(path)]) == root
+            ),
+            None,
+        )
+        if relative is None or relative == ".":
+            return None
+        parts = relative.split(os.sep)
+        if any(part.startswith((".", "_")) for part in parts):
+            continue  # never walked: tooling's dot-files, site data under `_` folders
+        shown = f"{label}/{'/'.join(parts)}"
+        file = walked.files.get(shown)
+        if file is None:
+            return None
+        try:
+            now = os.lstat(file)
+        except OSError:
+            return None
+        if not stat.S_ISREG(now.st_mode):
+            return None
+        found[shown] = _key(now)
+    return found
+
+
+def unseen_change(content_dir: Path, walked: HeldWalk, cache: LoadCache) -> bool:
+    """Whether the tree differs from the last walk and the cache: a change a watcher missed."""
+    problems: list[Problem] = []
+    label = content_label(content_dir)
+    files = {f"{label}/{relative}": path for path, relative in walk(content_dir, problems, label)}
+    if files != walked.files or problems != walked.problems:
+        return True
+    try:
+        return any(cache[shown][0] != stat_key(path) for shown, path in files.items())
+    except (OSError, KeyError):
+        return True
 
 
 def content_label(content_dir: Path) -> str:
@@ -131,7 +205,10 @@ def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tupl
 
 
 def stat_key(path: str | Path) -> StatKey:
-    found = os.lstat(path)
+    return _key(os.lstat(path))
+
+
+def _key(found: os.stat_result) -> StatKey:
     return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 
 
@@ -158,8 +235,14 @@ def _load_cached(
     workers: int | None,
     meanwhile: Callable[[], object] | None,
     held: HeldLoads | None,
+    looked_at: dict[str, StatKey] | None = None,
 ) -> LoadResult:
-    keys = {shown: stat_key(path) for path, shown in files}
+    """`looked_at`: the only files that may have changed since the cache was filled, with
+    their stat (every file is looked at where None)."""
+    if looked_at is None:
+        keys = {shown: stat_key(path) for path, shown in files}
+    else:
+        keys = {shown: cache[shown][0] for _, shown in files} | looked_at
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
     count = workers if workers is not None else process.load_processes(len(stale))
     # The files read now come with their runs summarised; with `held`, the others too.

@@ -41,7 +41,7 @@ import orjson
 
 from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.content.catalog import Catalog, HeldResolution
-from sitegen.content.load import HeldLoads, LoadCache, Packed, StatKey
+from sitegen.content.load import HeldLoads, HeldWalk, LoadCache, Packed, StatKey
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.write import Data
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
@@ -95,6 +95,8 @@ class State:
     analysis: HeldAnalysis = field(default_factory=HeldAnalysis, compare=False)
     # What the resolution made of each resource (`sitegen serve` only): never written.
     resolution: HeldResolution = field(default_factory=HeldResolution, compare=False)
+    # The last walk of the content, taken again where a watcher saw only its files change.
+    walked: HeldWalk = field(default_factory=HeldWalk, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:

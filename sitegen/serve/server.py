@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from html import escape
 from http import HTTPStatus
@@ -140,10 +141,12 @@ def rebuild(
     base_url: str | None,
     last: Outcome | None = None,
     status: BuildStatus | None = None,
+    changed: Collection[str] | None = None,
 ) -> Outcome:
     """One build after the `last`; prints its outcome and tells `status`. The state stays true
     after a failed build: it records what the content holds now, and the output as it still
-    is."""
+    is. `changed`: the paths the file watcher saw change since the last build (pipeline.py's
+    `build_site`)."""
     status = status or BuildStatus()
     state = last.state if last is not None else State()
     before = state.outputs
@@ -158,7 +161,12 @@ def rebuild(
 
     try:
         built = build_site(
-            content_dir, out_dir, base_url=base_url, state=state, shown_first=shown_first
+            content_dir,
+            out_dir,
+            base_url=base_url,
+            state=state,
+            shown_first=shown_first,
+            changed=changed,
         )
     except (OutputError, UrlError, RenderError, OSError) as error:
         message = printable(f"sitegen serve: {error}")
@@ -446,8 +454,9 @@ def serve(
         server = start_server(out_dir, port, host, status)
         outcome = rebuild(content_dir, out_dir, base_url, status=status)
         print(f"serving {server.url} (Ctrl-C to stop)", flush=True)
-        for _ in watch(content_dir, TEMPLATES_DIR):
-            outcome = rebuild(content_dir, out_dir, base_url, outcome, status)
+        for changes in watch(content_dir, TEMPLATES_DIR):
+            changed = content_changes(changes)
+            outcome = rebuild(content_dir, out_dir, base_url, outcome, status, changed)
     except KeyboardInterrupt:  # at any point, the first build included
         pass
     finally:
@@ -459,6 +468,15 @@ def serve(
             if server is not None:
                 stop_server(server)
     return 0
+
+
+def content_changes(changes: Iterable[tuple[object, str]]) -> set[str] | None:
+    """The paths the watcher saw change; None where a template changed (every page may)."""
+    templates = os.path.realpath(TEMPLATES_DIR)
+    paths = {path for _, path in changes}
+    if any(os.path.realpath(path).startswith(templates + os.sep) for path in paths):
+        return None
+    return paths
 
 
 def remove_in_background(folder: Path) -> None:

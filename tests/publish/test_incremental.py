@@ -320,3 +320,55 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
     (content / "runs" / "broken.json").unlink()
     step("mended")
     assert step("unchanged") == {}
+
+
+def test_a_watchers_word_is_taken_then_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sitegen serve` hands each build the paths its watcher saw change: only those files are
+    looked at before the new runs' pages are published, the whole tree after; a change the
+    watcher missed is found then, and the build starts again, so the site is still a cold
+    build's."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    timed = [p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"]]
+    looked: list[str] = []  # the files stat'ed one by one (a whole walk's)
+    stat_key = sitegen.content.load.stat_key
+    monkeypatch.setattr(
+        sitegen.content.load, "stat_key", lambda path: looked.append(str(path)) or stat_key(path)
+    )
+    looked_when_shown: list[int] = []
+
+    def rebuilt(name: str, changed: set[str]) -> None:
+        looked.clear()
+        built = build_site(
+            content,
+            out,
+            state=state,
+            changed=changed,
+            shown_first=lambda _: looked_when_shown.append(len(looked)),
+        )
+        assert built.out_dir is not None, name
+        assert tree(out) == cold(content, tmp_path, name), name
+
+    def median(document: dict) -> None:  # type: ignore[type-arg]
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    edit(timed[0], median)
+    rebuilt("told", {str(timed[0]), str(content / ".swp"), str(content / "_sources" / "x")})
+    assert looked_when_shown == [0]  # the run's page published before any other file was read
+    assert len(looked) >= len(run_files(content))  # and the whole tree looked at after
+    looked_when_shown.clear()
+    edit(timed[1], median)  # a save the watcher missed: told of another, unchanged file
+    rebuilt("missed", {str(timed[0])})
+    # Nothing new to show until the tree was walked again; then the missed run's page.
+    assert len(looked_when_shown) == 1 and looked_when_shown[0] >= len(run_files(content))
+    added = content / "runs" / "added.json"
+    shutil.copy(timed[2], added)
+    edit(added, median)
+    rebuilt("added", {str(added)})  # a file not walked before: the tree is walked again
+    added.unlink()
+    rebuilt("deleted", {str(added)})

@@ -25,9 +25,11 @@ import sitegen.render.outputs
 from sitegen.cli import main
 from sitegen.cli.exit_codes import CommandError
 from sitegen.pipeline import build_site
+from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.serve.server import (
     BuildStatus,
     SiteServer,
+    content_changes,
     rebuild,
     script_tag,
     start_server,
@@ -493,3 +495,10 @@ def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
     cold = tmp_path / "cold"
     assert build_site(content, cold).out_dir is not None
     assert tree(out) == tree(cold)
+
+
+def test_the_watchers_paths_are_handed_on_unless_a_template_changed(tmp_path: Path) -> None:
+    saved = str(tmp_path / "content" / "runs" / "a.json")
+    assert content_changes([(2, saved)]) == {saved}
+    # A template may change every page: the build looks at everything.
+    assert content_changes([(2, saved), (2, str(TEMPLATES_DIR / "run.html"))]) is None
