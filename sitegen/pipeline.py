@@ -58,6 +58,7 @@ from sitegen.publish.search import (
     pagefind_binary,
 )
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
+from sitegen.render.assets import templates_key
 from sitegen.render.render import Output, render_first, render_into
 from sitegen.site.changes import banner, previewed
 from sitegen.site.lookup import SiteInputs, SiteLookup
@@ -290,7 +291,7 @@ def _build(
         state = read_state(out_dir, content_dir) or State()
     with process.collecting_less():
         # The templates compile while the load workers read: a CPU would idle otherwise.
-        templates = functools.cache(_compile_templates)
+        templates = functools.cache(functools.partial(_templates, state if not on_disk else None))
         checked = check_content(
             content_dir,
             load_cache=state.loads if state else None,
@@ -435,6 +436,17 @@ def _compile_templates() -> Environment:
     from sitegen.render.environment import make_environment  # jinja's import: see above
 
     return make_environment()
+
+
+def _templates(state: State | None) -> Environment:
+    """The templates compiled; with a state held in memory (`sitegen serve`), the last build's
+    while no template file changed (0.05-0.1 s a rebuild otherwise)."""
+    if state is None:
+        return _compile_templates()
+    key = templates_key()
+    if state.templates is None or state.templates[0] != key:
+        state.templates = (key, _compile_templates())
+    return state.templates[1]
 
 
 def _new_runs_first(

@@ -307,7 +307,7 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
         place = (entry.digest, entry.metadata_digest, entry.path, entry.where)
         found = held.facts.get(place)
         if found is None:
-            found = _run_facts(entry, catalog, shapes, lineages)
+            found = _run_facts(entry, catalog, shapes, lineages, keep_summary=True)
             held.fresh.append(found)
         facts[entry.digest] = kept[place] = found
 
@@ -348,10 +348,15 @@ def _same_runs(held: tuple[RunFacts, ...], runs: list[RunFacts]) -> bool:
 
 
 def _run_facts(
-    entry: LoadedResource, catalog: Catalog, shapes: dict[str, Shape], lineages: dict[str, str]
+    entry: LoadedResource,
+    catalog: Catalog,
+    shapes: dict[str, Shape],
+    lineages: dict[str, str],
+    keep_summary: bool = False,
 ) -> RunFacts:
-    # Taken, not read: a million summaries are not held beside the facts made from them.
-    summary = entry.take_summary()
+    # Taken, not read: a million summaries are not held beside the facts made from them,
+    # except by `sitegen serve`, whose loads hold them anyway (content/load.py's HeldFile).
+    summary = entry.summary if keep_summary else entry.take_summary()
     workload = catalog.get(summary.workload, "WorkloadCase")
     implementation = catalog.get(summary.implementation, "ImplementationRevision")
     title_parts = summary.title_parts

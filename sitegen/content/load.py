@@ -272,14 +272,9 @@ def _load_cached(
         file = made.get(shown)
         if file is None:  # not held (`build --incremental`) and not read now
             resources += unpack(packed)
-        elif file.resources is None:
-            file.resources = unpack(packed, summaries=file.summaries)  # kept where `held` is
-            resources += file.resources
         else:
-            # The analysis took the summaries last build: handed back for it to take again.
-            for entry, summary in zip(file.resources, file.summaries, strict=True):
-                if summary is not None:
-                    entry.hold_summary(summary)
+            if file.resources is None:  # kept where `held` is, their summaries too (analysis)
+                file.resources = unpack(packed, summaries=file.summaries)
             resources += file.resources
         problems += found
     return LoadResult(resources, problems, len(files))

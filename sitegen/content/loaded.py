@@ -196,11 +196,6 @@ class LoadedResource:
             self._summary = summarise(self.document)
         return self._summary
 
-    def hold_summary(self, summary: RunSummary) -> None:
-        """Hold `summary` again (`sitegen serve`'s loads keep a file's resources between
-        builds, and the last analysis took it)."""
-        self._summary = summary
-
     def take_summary(self) -> RunSummary:
         """The summary, no longer held: the analysis keeps what it needs of it."""
         summary = self.summary

@@ -35,7 +35,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -55,6 +55,9 @@ from sitegen.user_cache import (
     user_cache_dir,
     write_private,
 )
+
+if TYPE_CHECKING:  # jinja is imported with render/environment.py, when a build renders
+    from jinja2 import Environment
 
 STATE_FOLDER = "builds"  # in the user's cache folder
 STATE_HEADER = b"sitegen incremental state\n"  # then the HMAC's hex and a newline, then JSON
@@ -97,6 +100,10 @@ class State:
     resolution: HeldResolution = field(default_factory=HeldResolution, compare=False)
     # The last walk of the content, taken again where a watcher saw only its files change.
     walked: HeldWalk = field(default_factory=HeldWalk, compare=False)
+    # The compiled templates and the stat of their files (`sitegen serve` only): never written.
+    templates: tuple[tuple[tuple[str, tuple[int, ...]], ...], Environment] | None = field(
+        default=None, compare=False
+    )
 
 
 def state_path(out_dir: Path) -> Path | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,6 +28,17 @@ PLOTLY_BUNDLE = ASSETS_DIR / "vendor" / "plotly-basic.min.js"
 # Shipped with the code, made from the models (`json_schemas`); SITEGEN_REGENERATE=1 rewrites.
 SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "model" / "schemas"
 HASH_HEX = 12
+
+
+def templates_key() -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each template file's name and stat (size, times, inode): equal while none changed."""
+    found = []
+    for folder, _, names in os.walk(TEMPLATES_DIR):
+        for name in names:
+            path = os.path.join(folder, name)
+            s = os.lstat(path)
+            found.append((path, (s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino, s.st_dev)))
+    return tuple(sorted(found))
 
 
 class Asset(NamedTuple):

@@ -161,9 +161,12 @@ def test_a_held_load_keeps_each_unchanged_files_resources_and_summaries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
     """`sitegen serve` holds what each file's load made: an unchanged file's resources are the
-    very objects of the last build, their runs' summaries held again after the analysis took
-    them; a changed file's are made anew; a deleted file's are dropped."""
+    very objects of the last build, their runs' summaries still held after its analysis (which
+    reads them, where a build takes them); a changed file's are made anew; a deleted file's are
+    dropped."""
     import sitegen.content.load
+    from sitegen.analysis.kernels import HeldAnalysis, analyse
+    from sitegen.content.catalog import resolve
     from tests.conftest import FIXTURES
 
     monkeypatch.setattr(sitegen.content.load, "PARALLEL_MIN_FILES", 0)
@@ -173,8 +176,7 @@ def test_a_held_load_keeps_each_unchanged_files_resources_and_summaries(
     held: sitegen.content.load.HeldLoads = {}
     first = load_content(content, workers=workers, cache=cache, held=held)
     runs = [r for r in first.resources if r.kind == "BenchmarkRun"]
-    for run in runs:
-        run.take_summary()  # as the analysis does
+    analyse(resolve(first.resources)[0], HeldAnalysis())
     alone = [r for r in runs if not r.where][:2]  # each the only resource of its file
     changed, deleted = (Path(r.path.replace("content/", f"{content}/", 1)) for r in alone)
     changed.write_bytes(changed.read_bytes() + b"\n")

@@ -136,6 +136,38 @@ def test_template_change_rebuilds_what_it_shows(
     assert "Measured" in (out / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
 
 
+def test_a_state_held_in_memory_compiles_the_templates_again_only_when_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sitegen serve` keeps the compiled templates between builds while no template file
+    changed; an edited one is compiled and shown."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    templates = tmp_path / "templates"
+    shutil.copytree(sitegen.render.assets.TEMPLATES_DIR, templates)
+    compiled: list[Path] = []
+    original = sitegen.render.environment.make_environment
+
+    def make_environment() -> object:
+        compiled.append(templates)
+        return original(templates)
+
+    monkeypatch.setattr(sitegen.render.environment, "make_environment", make_environment)
+    monkeypatch.setattr(sitegen.render.assets, "TEMPLATES_DIR", templates)
+    monkeypatch.setattr(sitegen.publish.incremental, "TEMPLATES_DIR", templates)
+    state = State()
+    for _ in range(2):
+        assert build_site(content, out, state=state).out_dir is not None
+    assert len(compiled) == 1
+    run_template = templates / "run.html"
+    run_template.write_text(run_template.read_text().replace("What was measured", "Measured"))
+    assert build_site(content, out, state=state).out_dir is not None
+    assert len(compiled) == 2
+    assert tree(out) == cold(content, tmp_path, "templates")
+    assert "Measured" in (out / "runs" / "f0cf6dd69e048a9b" / "index.html").read_text()
+
+
 def test_failed_incremental_build_keeps_site_and_cache(tmp_path: Path) -> None:
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
