@@ -179,6 +179,10 @@ class HeldAnalysis:
     oldest: list[RunFacts] = field(default_factory=list)
     # The runs whose facts the last build made rather than held: new, changed or moved.
     fresh: list[RunFacts] = field(default_factory=list)
+    # The runs of the build before the last that the last one no longer had.
+    gone: list[RunFacts] = field(default_factory=list)
+    # Run digest or kernel key → what `derived` made of it (the slots' first halves).
+    made_of: dict[str, set[str]] = field(default_factory=dict)
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]
@@ -191,6 +195,7 @@ class HeldAnalysis:
             return found[2]  # type: ignore[no-any-return]
         value = make()
         self.made[slot] = (subject, extra, value)
+        self.made_of.setdefault(slot[1], set()).add(what)
         return value
 
     def renew(self, catalog: Catalog) -> None:
@@ -204,12 +209,25 @@ class HeldAnalysis:
         )
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
-            self.oldest = []
+            self.oldest, self.made_of = [], {}
 
     def in_age_order(self, runs: Iterable[RunFacts]) -> list[RunFacts]:
         """`runs` oldest first, as `sorted(runs, key=_age)` orders them: the last build's
         order without the runs gone, the new runs put in place (each run's `_age` is its own:
         its digest is in it). Held for the next build."""
+        if self.oldest and (len(self.fresh) + len(self.gone)) * 8 <= len(self.oldest):
+            # A few runs changed since the last build: those moved, the rest kept in place.
+            ordered = list(self.oldest)
+            for run in self.gone:
+                at = bisect.bisect_left(ordered, _age(run), key=_age)
+                if at == len(ordered) or ordered[at] is not run:
+                    break  # not where the last build left it: ordered whole below
+                del ordered[at]
+            else:
+                for run in self.fresh:
+                    bisect.insort(ordered, run, key=_age)
+                self.oldest = ordered
+                return ordered
         runs = list(runs)
         present = set(map(id, runs))
         ordered = [run for run in self.oldest if id(run) in present]
@@ -223,13 +241,19 @@ class HeldAnalysis:
         self.oldest = ordered
         return ordered
 
-    def keep(self, facts: dict[RunPlace, RunFacts], kernels: list[Kernel]) -> None:
-        """Hold this build's facts and kernels, and what was made of those alone."""
-        self.facts = facts
-        self.kernels = {k.key: k for k in kernels}
-        # Ids of objects alive (held here or by the entries): equal ids, the same object.
-        alive = {id(k) for k in kernels} | {id(run) for run in facts.values()}
-        self.made = {slot: made for slot, made in self.made.items() if id(made[0]) in alive}
+    def keep(
+        self, facts: dict[RunPlace, RunFacts], kernels: list[Kernel], gone: list[RunFacts]
+    ) -> None:
+        """Hold this build's facts and kernels, and what was made of those alone: what was
+        made of the runs `gone` (held last build, not this one) and of the kernels made anew
+        is dropped, found by what `derived` noted of each."""
+        self.gone = gone
+        now = {k.key: k for k in kernels}
+        replaced = [key for key, kernel in self.kernels.items() if now.get(key) is not kernel]
+        self.facts, self.kernels = facts, now
+        for key in [run.digest for run in self.gone] + replaced:
+            for what in self.made_of.pop(key, ()):
+                self.made.pop((what, key), None)
 
 
 def derived(
@@ -297,6 +321,8 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
         held.renew(catalog)
         held.fresh = []
     kept: dict[RunPlace, RunFacts] = {}
+    # The last build's runs; those not found again below are gone.
+    left = dict(held.facts) if held is not None else {}
     # `by_digest` is in digest order: the runs in it, not sorted again.
     for entry in catalog.by_digest.values():
         if entry.kind != "BenchmarkRun":
@@ -305,7 +331,7 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
             facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
             continue
         place = (entry.digest, entry.metadata_digest, entry.path, entry.where)
-        found = held.facts.get(place)
+        found = left.pop(place, None)
         if found is None:
             found = _run_facts(entry, catalog, shapes, lineages, keep_summary=True)
             held.fresh.append(found)
@@ -324,7 +350,7 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
         else:
             kernels.append(_kernel(key, runs, catalog))
     if held is not None:
-        held.keep(kept, kernels)
+        held.keep(kept, kernels, list(left.values()))
     kernels.sort(key=lambda k: (k.title.lower(), k.key))
     cohorts: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
     for run in facts.values():

@@ -313,6 +313,10 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
         assert built.file_count == len(expected) - 1  # the marker is not an output
         assert built.page_count == sum(1 for p in expected if p.endswith(".html"))
         assert not state_file.exists(), "nothing kept on disk"
+        # What was made of runs and kernels gone is not held on (HeldAnalysis.keep).
+        held = state.analysis
+        alive = {id(r) for r in held.facts.values()} | {id(k) for k in held.kernels.values()}
+        assert held.made and all(id(made[0]) in alive for made in held.made.values()), name
         after = inodes(out)
         return {p: v for p, v in after.items() if before.get(p) != v}
 
