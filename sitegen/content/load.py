@@ -103,6 +103,8 @@ def load_content(
     looked_at = None
     if changed is not None and walked is not None and walked.files and cache is not None:
         looked_at = _looked_at(content_dir, label, walked, changed)
+    if looked_at is not None and walked is not None and cache is not None and held is not None:
+        return _load_looked_at(walked, looked_at, cache, held, meanwhile)
     if looked_at is not None and walked is not None:
         files = [(path, shown) for shown, path in walked.files.items()]
         problems += walked.problems
@@ -278,6 +280,46 @@ def _load_cached(
             resources += file.resources
         problems += found
     return LoadResult(resources, problems, len(files))
+
+
+def _load_looked_at(
+    walked: HeldWalk,
+    looked_at: dict[str, StatKey],
+    cache: LoadCache,
+    held: HeldLoads,
+    meanwhile: Callable[[], object] | None,
+) -> LoadResult:
+    """`_load_cached` where only the `looked_at` files of the last walk may have changed
+    (`sitegen serve`): those read again where their stat did change, every other file's held
+    resources taken as they are, with no pass over the files in Python."""
+    for shown, key in looked_at.items():
+        if cache[shown][0] != key:
+            packed, found, summaries = _load_chunk([(walked.files[shown], shown)])
+            cache[shown] = (key, packed, found)
+            held[shown] = HeldFile(summaries, unpack(packed, summaries=summaries))
+    if meanwhile is not None:
+        meanwhile()
+    files = walked.files.keys()
+    try:
+        held_files = list(map(held.__getitem__, files))
+    except KeyError:  # a file not held (an earlier load stopped short): the whole way
+        held_files = []
+    if any(file.resources is None for file in held_files) or len(held_files) != len(files):
+        listed = [(path, shown) for shown, path in walked.files.items()]
+        keys = {shown: cache[shown][0] for shown in files}
+        return _load_cached(listed, list(walked.problems), cache, None, None, held, keys)
+    resources = list(itertools.chain.from_iterable(map(_resources, held_files)))
+    problems = list(walked.problems)
+    problems += itertools.chain.from_iterable(map(_problems, map(cache.__getitem__, files)))
+    return LoadResult(resources, problems, len(files))
+
+
+def _resources(file: HeldFile) -> list[LoadedResource]:
+    return file.resources or []
+
+
+def _problems(cached: tuple[StatKey, Packed, list[Problem]]) -> list[Problem]:
+    return cached[2]
 
 
 def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem], Summaries]:

@@ -228,3 +228,44 @@ def test_load_workers_die_of_sigterm_whatever_their_parent_handles() -> None:
 def _cached_items(cache: dict[str, Any]) -> set[int]:
     """The lengths of the cached resources: 8 fields (load.Packed), no summary among them."""
     return {len(item) for _, packed, _ in cache.values() for item in packed}
+
+
+def test_a_load_told_what_changed_reads_that_alone_and_gives_a_whole_loads_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sitegen serve` tells the load which paths its watcher saw change: it reads those files
+    alone and takes every other file's held resources, and the result is a whole load's."""
+    import sitegen.content.load
+    from tests.conftest import FIXTURES
+
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    (content / "runs" / "broken.json").write_text("{")  # a problem carried along
+    cache: sitegen.content.load.LoadCache = {}
+    held: sitegen.content.load.HeldLoads = {}
+    walked = sitegen.content.load.HeldWalk()
+    first = load_content(content, cache=cache, held=held, walked=walked)
+    run = next(r for r in first.resources if r.kind == "BenchmarkRun" and not r.where)
+    path = Path(run.path.replace("content/", f"{content}/", 1))
+    path.write_bytes(path.read_bytes().replace(b"{", b"{\n", 1))  # the same run, new bytes
+    read: list[object] = []
+    load_chunk = sitegen.content.load._load_chunk
+    monkeypatch.setattr(
+        sitegen.content.load, "_load_chunk", lambda files: read.append(files) or load_chunk(files)
+    )
+    walked_again: list[object] = []
+    load_cached = sitegen.content.load._load_cached
+    monkeypatch.setattr(
+        sitegen.content.load,
+        "_load_cached",
+        lambda *args: walked_again.append(args) or load_cached(*args),
+    )
+    told = load_content(content, cache=cache, held=held, walked=walked, changed={str(path)})
+    assert read == [[(str(path), run.path)]] and walked_again == []  # no pass over the files
+    whole = load_content(content)
+    assert [(r.path, r.where, r.digest) for r in told.resources] == [
+        (r.path, r.where, r.digest) for r in whole.resources
+    ]
+    assert told.problems == whole.problems and told.problems
+    kept = {id(r) for r in first.resources}
+    assert [r.path for r in told.resources if id(r) not in kept] == [run.path]
