@@ -148,8 +148,6 @@ def _checked(
     label: str,
     held: HeldAnalysis | None = None,
     held_resolution: HeldResolution | None = None,
-    walked: HeldWalk | None = None,
-    changed: Collection[str] | None = None,
 ) -> CheckedContent:
     """Resolve, then (without errors) analyse and plan every page's path."""
     catalog, resolution_problems = resolve(loaded.resources, strict, held_resolution)
@@ -239,7 +237,8 @@ def build_site(
     target = check_output_dir(out_dir, content_dir)
     parse_base_url(deployment.base_url)
     with locked(target, wait):
-        return _build(
+        build = functools.partial(
+            _build,
             content_dir,
             out_dir,
             build_date,
@@ -252,8 +251,11 @@ def build_site(
             search,
             regression_threshold,
             shown_first,
-            changed,
         )
+        built = build(changed)
+        while built is None:  # the watcher missed a change: the tree is walked this time
+            built = build(None)
+        return built
 
 
 def _build(
@@ -270,23 +272,10 @@ def _build(
     regression_threshold: float = DEFAULT_THRESHOLD,
     shown_first: Callable[[int], None] | None = None,
     changed: Collection[str] | None = None,
-) -> BuiltSite:
+) -> BuiltSite | None:
+    """The build, or None where it took the watcher's word for what `changed` and found after
+    the first publish that the watcher had missed a change."""
     on_disk = incremental and state is None
-    again = functools.partial(
-        _build,
-        content_dir,
-        out_dir,
-        build_date,
-        progress,
-        deployment,
-        baseline,
-        incremental,
-        state,
-        binary,
-        search,
-        regression_threshold,
-        shown_first,
-    )
     if on_disk:
         state = read_state(out_dir, content_dir) or State()
     with process.collecting_less():
@@ -306,7 +295,7 @@ def _build(
         )
         if not checked.ok or checked.analysis is None or checked.paths is None:
             if _missed(changed, content_dir, state):
-                return again()
+                return None
             return BuiltSite(checked, None, 0, 0, 0, [])
         with _stage(progress, "analyse"):  # done by the check: what is left is the reports
             reports, warnings = load_reports(content_dir)
@@ -357,7 +346,7 @@ def _build(
                 if shown:
                     shown_first(shown)
             if _missed(changed, content_dir, state):
-                return again()
+                return None
             manifest_now()  # after the new runs' pages: they are not held up by it
         site = plan_site(inputs, lookup)
         pages = len(site.pages) + 1  # and the 404 page

@@ -92,30 +92,24 @@ def load_content(
     changed since it was filled are read, and it is updated in place to hold exactly the files
     of this walk, as `held` is, if given, with the runs' summaries and resources. `meanwhile`,
     if given, is called once: while the workers read, when there are any (the caller's own work,
-    done beside them rather than after), else after the load. `walked` (with `cache`) holds
-    the last walk; `changed`, the paths a file watcher saw change since: where each is a file
-    of that walk (or a path no walk reads), the last walk is taken again and only those files
-    are looked at, else the tree is walked. `unseen_change` tells whether the watcher missed
-    one.
+    done beside them rather than after), else after the load. `walked` holds the last walk;
+    `changed` (with `cache`, `held` and `walked`), the paths a file watcher saw change since:
+    where each is a file of that walk (or a path no walk reads), the last walk is taken again
+    and only those files are looked at, else the tree is walked. `unseen_change` tells
+    whether the watcher missed one.
     """
     problems: list[Problem] = []
     label = content_label(content_dir)
-    looked_at = None
-    if changed is not None and walked is not None and walked.files and cache is not None:
+    if changed is not None and walked is not None and walked.files and cache and held:
         looked_at = _looked_at(content_dir, label, walked, changed)
-    if looked_at is not None and walked is not None and cache is not None and held is not None:
-        return _load_looked_at(walked, looked_at, cache, held, meanwhile)
-    if looked_at is not None and walked is not None:
-        files = [(path, shown) for shown, path in walked.files.items()]
-        problems += walked.problems
-    else:
-        walking = walk(content_dir, problems, label)
-        files = [(path, f"{label}/{relative}") for path, relative in walking]
-        if walked is not None:
-            walked.files = {shown: path for path, shown in files}
-            walked.problems = list(problems)
+        if looked_at is not None:
+            return _load_looked_at(walked, looked_at, cache, held, meanwhile)
+    files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
+    if walked is not None:
+        walked.files = {shown: path for path, shown in files}
+        walked.problems = list(problems)
     if cache is not None:
-        return _load_cached(files, problems, cache, workers, meanwhile, held, looked_at)
+        return _load_cached(files, problems, cache, workers, meanwhile, held)
     resources: list[LoadedResource] = []
     count = workers if workers is not None else process.load_processes(len(files))
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
@@ -237,14 +231,11 @@ def _load_cached(
     workers: int | None,
     meanwhile: Callable[[], object] | None,
     held: HeldLoads | None,
-    looked_at: dict[str, StatKey] | None = None,
+    keys: dict[str, StatKey] | None = None,
 ) -> LoadResult:
-    """`looked_at`: the only files that may have changed since the cache was filled, with
-    their stat (every file is looked at where None)."""
-    if looked_at is None:
+    """`keys`: every file's stat where already known (else each file is looked at)."""
+    if keys is None:
         keys = {shown: stat_key(path) for path, shown in files}
-    else:
-        keys = {shown: cache[shown][0] for _, shown in files} | looked_at
     stale = [(path, shown) for path, shown in files if cache.get(shown, ((),))[0] != keys[shown]]
     count = workers if workers is not None else process.load_processes(len(stale))
     # The files read now come with their runs summarised; with `held`, the others too.
