@@ -44,7 +44,9 @@ from sitegen.publish.incremental import (
     fingerprint,
     forget_state,
     output_tree,
+    patched_tree,
     read_state,
+    tree_unchanged,
     write_state,
 )
 from sitegen.publish.lock import locked
@@ -276,9 +278,13 @@ def _build(
     """The build, or None where it took the watcher's word for what `changed` and found after
     the first publish that the watcher had missed a change."""
     on_disk = incremental and state is None
-    if on_disk:
-        state = read_state(out_dir, content_dir) or State()
-    with process.collecting_less():
+    tree_check: Callable[[], bool] | None = None
+    with process.collecting_less(), contextlib.ExitStack() as stack:
+        if on_disk:  # ~300k small objects: a full collection every few thousand was half of it
+            state = read_state(out_dir, content_dir) or State()
+            # Is the output as the last build left it? Asked of a CPU aside meanwhile.
+            walk = functools.partial(tree_unchanged, out_dir.resolve(), state.tree)
+            tree_check = stack.enter_context(process.meanwhile(walk)) if state.outputs else walk
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(functools.partial(_templates, state if not on_disk else None))
         checked = check_content(
@@ -361,11 +367,10 @@ def _build(
                 key,
                 templates(),
                 progress,
-                on_disk,
+                tree_check,
                 binary,
             )
             if on_disk:
-                state.tree = output_tree(target) or {}
                 not_kept = write_state(out_dir, content_dir, state)
                 warnings += [not_kept] if not_kept else []
             files = len(state.outputs)
@@ -520,18 +525,19 @@ def _write_incremental(
     site_key: str,
     environment: Environment,
     progress: Progress,
-    check_tree: bool,
+    tree_check: Callable[[], bool] | None,
     binary: Path | None,
 ) -> tuple[Path, SearchIndex | None]:
     """Render what changed; patch the previous output, or write a whole one if there is none
-    (or, with `check_tree`, if it is not exactly what the last build left: `state.tree`).
+    (or, with `tree_check`, if it answers that the output is not exactly what the last build
+    left, `state.tree`, which is then made what this build leaves: `build --incremental`).
     `state.outputs` says what is there after. With `binary`, the search index is made again
     when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
     whole; without, a previous one is removed."""
     target = out_dir.resolve()
     usable = _patchable(state.outputs, target)
-    if usable and check_tree:
-        usable = state.tree == output_tree(target)
+    if usable and tree_check is not None:
+        usable = tree_check()
     output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     rendering = time.perf_counter()
@@ -547,9 +553,13 @@ def _write_incremental(
             progress.stage("render", publishing - rendering)
         changed = any(path.endswith(".html") for path in patch.changed)
         indexed = (target / FOLDER / "pagefind-entry.json").is_file()
-        if binary is None or changed or not indexed:
+        reindexed = binary is None or changed or not indexed
+        if reindexed:
             with staged_folder(out_dir, FOLDER) as folder:
                 index = _index(target, folder, binary, progress)
+        if tree_check is not None:
+            replaced = FOLDER if reindexed else None
+            state.tree = patched_tree(target, state.tree, patch.changed, replaced)
     else:
         with staged(out_dir, content_dir) as staging:
             output.sink(staging.write)
@@ -560,6 +570,8 @@ def _write_incremental(
                 progress.stage("render", time.perf_counter() - rendering)
                 index = _finish_index(indexing, staging.root / FOLDER, progress)
             publishing = time.perf_counter()
+        if tree_check is not None:
+            state.tree = output_tree(target) or {}
     progress.stage("publish", time.perf_counter() - publishing)
     state.outputs = output.outputs
     return target, index

@@ -10,6 +10,7 @@ lowered to its cgroup's CPU quota (as `loky.cpu_count()` does, without importing
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import math
 import multiprocessing
@@ -231,6 +232,46 @@ def forked_calls(calls: Sequence[Callable[[], T]]) -> list[T]:
                     worker.kill()
                 worker.join()
                 reader.close()
+
+
+@contextlib.contextmanager
+def meanwhile(call: Callable[[], T]) -> Iterator[Callable[[], T]]:
+    """`call` made by a forked worker while the block runs, where there is a CPU for it (else
+    here, when its answer is asked for): the block gets a function that waits for the answer
+    and returns it, or raises what the call raised (as `forked_calls` does). A worker still
+    running when the block ends is killed."""
+    if usable_cpus() < 2:
+        yield functools.cache(call)
+        return
+    context = fork_context()
+    reader, writer = context.Pipe(duplex=False)
+    gc.freeze()  # the worker's collector leaves the pages it shares with this process alone
+    try:
+        with forking_workers():
+            worker = context.Process(target=_forked_call, args=(call, writer))
+            worker.start()
+    finally:
+        gc.unfreeze()
+        writer.close()
+
+    @functools.cache
+    def answer() -> T:
+        try:
+            done, value = reader.recv()
+        except EOFError:
+            worker.join()
+            raise RuntimeError(f"a worker died (exit code {worker.exitcode})") from None
+        if not done:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    try:
+        yield answer
+    finally:
+        if worker.is_alive():
+            worker.kill()
+        worker.join()
+        reader.close()
 
 
 def _forked_call(call: Callable[[], object], writer: Any) -> None:

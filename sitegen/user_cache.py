@@ -82,10 +82,10 @@ def read_private(path: Path, limit: int) -> bytes | None:
             return None
 
 
-def write_private(path: Path, data: bytes, replace: bool = True) -> None:
-    """`data` as `path` in a private cache folder, made 0600: under a temporary name renamed
-    into place whole or, without `replace`, as a new file (FileExistsError if there is one).
-    Raises OSError."""
+def write_private(path: Path, data: bytes | list[bytes], replace: bool = True) -> None:
+    """`data` (or its parts, one after another) as `path` in a private cache folder, made
+    0600: under a temporary name renamed into place whole or, without `replace`, as a new file
+    (FileExistsError if there is one). Raises OSError."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
     written = path.with_name(f".{path.name}.{os.getpid()}.tmp") if replace else path
     if replace:
@@ -94,7 +94,7 @@ def write_private(path: Path, data: bytes, replace: bool = True) -> None:
     descriptor = os.open(written, flags, 0o600)
     try:
         with os.fdopen(descriptor, "wb", closefd=True) as handle:
-            handle.write(data)
+            handle.writelines([data] if isinstance(data, bytes) else data)
         if replace:
             os.replace(written, path)
     except BaseException:

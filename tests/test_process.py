@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -208,3 +211,32 @@ def test_what_a_forked_call_raises_is_raised_here(monkeypatch: pytest.MonkeyPatc
         process.forked_calls([_own_pid, _fails_unpicklably])
     with pytest.raises(RuntimeError, match=r"a worker died \(exit code 9\)"):
         process.forked_calls([_own_pid, _dies])
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_a_call_meanwhile_answers_from_a_worker_where_there_is_a_cpu(
+    cpus: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(process, "usable_cpus", lambda: cpus)
+    with process.meanwhile(_own_pid) as answer:
+        assert (answer() != os.getpid()) if cpus > 1 else answer() == os.getpid()
+        assert answer() == answer()  # asked again: the same answer, not a second call
+
+
+def test_what_a_call_meanwhile_raises_is_raised_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(process, "usable_cpus", lambda: 2)
+    with process.meanwhile(_fails) as answer, pytest.raises(ValueError, match="bad chunk"):
+        answer()
+    died = pytest.raises(RuntimeError, match=r"a worker died \(exit code 9\)")
+    with process.meanwhile(_dies) as answer, died:
+        answer()
+
+
+def test_a_call_meanwhile_not_asked_for_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "usable_cpus", lambda: 2)
+    before = set(multiprocessing.active_children())
+    with process.meanwhile(functools.partial(time.sleep, 60)):
+        (worker,) = set(multiprocessing.active_children()) - before
+    assert not worker.is_alive()  # killed and joined as the block ended, not left to run

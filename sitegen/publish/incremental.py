@@ -60,8 +60,11 @@ if TYPE_CHECKING:  # jinja is imported with render/environment.py, when a build 
     from jinja2 import Environment
 
 STATE_FOLDER = "builds"  # in the user's cache folder
-STATE_HEADER = b"sitegen incremental state\n"  # then the HMAC's hex and a newline, then JSON
-FORMAT = 4
+# Then the HMAC's hex and a newline, then the body: the JSON's length and a newline, the JSON,
+# and every cached resource's document bytes one after another, the JSON giving each its length
+# (JSON strings of ~200 MB of documents were most of reading and writing a 100k state).
+STATE_HEADER = b"sitegen incremental state\n"
+FORMAT = 5
 STATE_LIMIT = 1 << 32  # bytes: far beyond any real state, short of filling memory
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -124,14 +127,22 @@ def read_state(out_dir: Path, content_dir: Path) -> State | None:
     if path is None or key is None or folder is None:
         return None
     data = read_private(folder / path.name, STATE_LIMIT)
-    if data is None:
+    if data is None or not data.startswith(STATE_HEADER):
         return None
-    header, _, rest = data.partition(b"\n")
-    signature, _, body = rest.partition(b"\n")
-    if header + b"\n" != STATE_HEADER or not hmac.compare_digest(signature, _sign(key, body)):
+    # Views, not slices: each slice of a ~270 MB state would copy it.
+    start = len(STATE_HEADER)
+    end = data.find(b"\n", start)
+    view = memoryview(data)
+    if end < 0 or not hmac.compare_digest(data[start:end], _sign(key, view[end + 1 :])):
         return None
+    length_end = data.find(b"\n", end + 1)
+    length = data[end + 1 : length_end]
+    if not 0 < len(length) < 20 or not length.isdigit() or length_end + int(length) >= len(data):
+        return None
+    json_end = length_end + 1 + int(length)
     try:
-        return state_from_json(orjson.loads(body), _folders(out_dir, content_dir))
+        document = orjson.loads(view[length_end + 1 : json_end])
+        return state_from_json(document, _folders(out_dir, content_dir), view[json_end:])
     except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, IndexError):
         return None
 
@@ -152,15 +163,15 @@ def write_state(out_dir: Path, content_dir: Path, state: State) -> str | None:
     folder = private_cache_folder(STATE_FOLDER)
     if path is None or key is None or folder is None:
         return "no private cache folder to keep the incremental state in: the next build is full"
-    body = orjson.dumps(state_to_json(state, _folders(out_dir, content_dir)))
+    body = state_body(state, _folders(out_dir, content_dir))
     try:
-        write_private(folder / path.name, STATE_HEADER + _sign(key, body) + b"\n" + body)
+        write_private(folder / path.name, [STATE_HEADER, _sign(key, body), b"\n", body])
     except OSError as error:
         return f"the incremental state could not be kept ({error.strerror}): the next build is full"
     return None
 
 
-def _sign(key: bytes, body: bytes) -> bytes:
+def _sign(key: bytes, body: bytes | memoryview) -> bytes:
     return hmac.new(key, body, hashlib.sha256).hexdigest().encode()
 
 
@@ -178,6 +189,43 @@ def output_tree(root: Path) -> dict[str, StatKey] | None:
         return None
 
 
+def tree_unchanged(root: Path, tree: dict[str, StatKey]) -> bool:
+    """Whether the output at `root` is exactly `tree` (the last build's `output_tree`)."""
+    return output_tree(root) == tree
+
+
+def patched_tree(
+    root: Path, found: dict[str, StatKey], changed: list[str], replaced: str | None
+) -> dict[str, StatKey]:
+    """`output_tree(root)` after a patch, from the tree `found` before it: the `changed` paths
+    (moved in or deleted) looked at again, and the folder `replaced` whole (the search index)
+    walked again; every other entry is as it was, since the build held the output's lock.
+    An entry that cannot be looked at is left out: the next build rebuilds the whole output."""
+    tree = dict(found)
+    if replaced is not None:
+        prefix = f"{replaced}/"
+        for path in [path for path in tree if path.startswith(prefix)]:
+            del tree[path]
+        with contextlib.suppress(OSError):
+            tree.update((prefix + path, key) for path, key in _tree(root / replaced).items())
+    for path in changed:
+        try:
+            tree[path] = _entry_key(os.lstat(root / path))
+        except OSError:
+            tree.pop(path, None)
+    return tree
+
+
+def _entry_key(info: os.stat_result) -> StatKey:
+    return (
+        stat.S_IFMT(info.st_mode),
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_ino,
+    )
+
+
 def _tree(root: Path) -> dict[str, StatKey]:
     found: dict[str, StatKey] = {}
     stack = [(str(root), "")]
@@ -189,40 +237,42 @@ def _tree(root: Path) -> dict[str, StatKey]:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, relative + "/"))
                 else:
-                    info = entry.stat(follow_symlinks=False)
-                    kind = stat.S_IFMT(info.st_mode)
-                    found[relative] = (
-                        kind,
-                        info.st_size,
-                        info.st_mtime_ns,
-                        info.st_ctime_ns,
-                        info.st_ino,
-                    )
+                    found[relative] = _entry_key(entry.stat(follow_symlinks=False))
     return found
 
 
-def state_to_json(state: State, folders: list[str]) -> dict[str, Any]:
-    return {
+def state_body(state: State, folders: list[str]) -> bytes:
+    """The state's body as written (STATE_HEADER's comment): JSON, then the documents."""
+    documents: list[bytes] = []
+    document = {
         "format": FORMAT,
         "code": code_version(),
         "folders": folders,
         "outputs": {path: list(item) for path, item in state.outputs.items()},
         "loads": {
-            shown: [list(key), [_packed_json(item) for item in packed], [list(p) for p in found]]
+            shown: [
+                list(key),
+                [_packed_json(item, documents) for item in packed],
+                [list(p) for p in found],
+            ]
             for shown, (key, packed, found) in state.loads.items()
         },
         "tree": {path: list(key) for path, key in state.tree.items()},
     }
+    encoded = orjson.dumps(document)
+    return b"".join([b"%d\n" % len(encoded), encoded, *documents])
 
 
-def _packed_json(item: tuple[Any, ...]) -> list[Any]:
+def _packed_json(item: tuple[Any, ...], documents: list[bytes]) -> list[Any]:
     *head, raw, metadata_digest = item
-    return [*head, raw.decode(), metadata_digest]
+    documents.append(raw)
+    return [*head, len(raw), metadata_digest]
 
 
-def state_from_json(document: Any, folders: list[str]) -> State | None:
-    """The state a document holds, checked field by field; None when it is not this code's,
-    or was written for other folders."""
+def state_from_json(document: Any, folders: list[str], blob: memoryview) -> State | None:
+    """The state a document holds, its resources' bytes read from `blob` in turn, checked
+    field by field; None when it is not this code's, or was written for other folders.
+    Raises ValueError for a field of the wrong shape, or a blob not exactly those bytes."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         return None
     if document.get("code") != code_version() or document.get("folders") != folders:
@@ -231,29 +281,45 @@ def state_from_json(document: Any, folders: list[str]) -> State | None:
     for path, (key, sha) in _mapping(document["outputs"]).items():
         outputs[path] = (_optional_text(key), _text(sha))
     loads: LoadCache = {}
+    cursor = _Cursor(blob)
     for shown, (key, packed, found) in _mapping(document["loads"]).items():
-        loads[_text(shown)] = (_stat(key), _packed(packed), [_problem(p) for p in _list(found)])
+        loads[_text(shown)] = (
+            _stat(key),
+            _packed(packed, cursor),
+            [_problem(p) for p in _list(found)],
+        )
+    if cursor.offset != len(blob):
+        raise ValueError("bytes left after the last document")
     tree = {_text(path): _stat(key) for path, key in _mapping(document["tree"]).items()}
     return State(outputs, loads, tree)
 
 
-def _packed(value: Any) -> Packed:
+class _Cursor:
+    """The documents' bytes, taken in the order the JSON lists them."""
+
+    def __init__(self, blob: memoryview) -> None:
+        self.blob = blob
+        self.offset = 0
+
+    def take(self, length: Any) -> bytes:
+        if type(length) is not int or length < 0 or self.offset + length > len(self.blob):
+            raise ValueError("a document's length runs past the state")
+        start, self.offset = self.offset, self.offset + length
+        return bytes(self.blob[start : self.offset])
+
+
+def _packed(value: Any, cursor: _Cursor) -> Packed:
     found = []
     for item in _list(value):
-        path, where, digest, kind, name, title, raw, metadata_digest = _list(item)
-        found.append(
-            (
-                _text(path),
-                _text(where),
-                _text(digest),
-                _text(kind),
-                _text(name),
-                _optional_text(title),
-                _text(raw).encode(),
-                _text(metadata_digest),
-            )
-        )
+        path, where, digest, kind, name, title, length, metadata_digest = _list(item)
+        texts = (path, where, digest, kind, name, metadata_digest)
+        if not set(map(type, texts)) <= _STR or (title is not None and type(title) is not str):
+            raise ValueError("expected a string")
+        found.append((path, where, digest, kind, name, title, cursor.take(length), metadata_digest))
     return found
+
+
+_STR = {str}
 
 
 def _problem(value: Any) -> Problem:
@@ -263,9 +329,12 @@ def _problem(value: Any) -> Problem:
 
 def _stat(value: Any) -> StatKey:
     key = tuple(_list(value))
-    if not all(type(part) is int for part in key):
+    if not set(map(type, key)) <= _INT:  # in C: ~300k keys in a 100k state
         raise ValueError("a stat key holds integers")
     return key
+
+
+_INT = {int}
 
 
 def _mapping(value: Any) -> dict[str, Any]:

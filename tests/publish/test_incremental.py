@@ -19,7 +19,14 @@ import sitegen.render.environment
 import sitegen.render.render
 import sitegen.site.lookup
 from sitegen.pipeline import build_site
-from sitegen.publish.incremental import STATE_HEADER, State, read_state, state_path, write_state
+from sitegen.publish.incremental import (
+    STATE_HEADER,
+    State,
+    output_tree,
+    read_state,
+    state_path,
+    write_state,
+)
 from sitegen.user_cache import state_key, user_cache_dir
 from tests.conftest import FIXTURES
 from tests.test_pipeline import tree
@@ -76,6 +83,9 @@ def test_incremental_equals_cold_after_each_change(tmp_path: Path, parallel: boo
         before = inodes(out)
         assert build_site(content, out, incremental=True).out_dir is not None
         assert tree(out) == cold(content, tmp_path, name), name
+        # The output's entries as the patch left them, noted without walking it again.
+        state = read_state(out, content)
+        assert state is not None and state.tree == output_tree(out.resolve()), name
         after = inodes(out)
         return {p: v for p, v in after.items() if before.get(p) != v}
 
@@ -182,14 +192,21 @@ def test_failed_incremental_build_keeps_site_and_cache(tmp_path: Path) -> None:
     assert tree(out) == before
 
 
-def _resign(path: Path, document: dict) -> None:  # type: ignore[type-arg]
-    """Write `document` as a state signed with this user's key: what a state written by other
-    sitegen code, or for other folders, would be."""
+def _resign(path: Path, document: dict, documents: bytes) -> None:  # type: ignore[type-arg]
+    """Write `document` and the resources' `documents` as a state signed with this user's key:
+    what a state written by other sitegen code, or for other folders, would be."""
     key = state_key()
     assert key is not None
-    body = json.dumps(document).encode()
+    encoded = json.dumps(document).encode()
+    body = b"%d\n" % len(encoded) + encoded + documents
     signature = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
     path.write_bytes(STATE_HEADER + signature + b"\n" + body)
+
+
+def _parts(body: bytes) -> tuple[dict, bytes]:  # type: ignore[type-arg]
+    """A state's JSON and the resources' documents after it."""
+    length, rest = body.split(b"\n", 1)
+    return json.loads(rest[: int(length)]), rest[int(length) :]
 
 
 def test_missing_or_foreign_state_means_a_full_build(tmp_path: Path) -> None:
@@ -210,7 +227,9 @@ def test_missing_or_foreign_state_means_a_full_build(tmp_path: Path) -> None:
     assert tmp_path not in path.parents  # kept in the user's cache, not beside the output
     assert oct(path.stat().st_mode & 0o777) == oct(0o600)
     _, signature, body = path.read_bytes().split(b"\n", 2)
-    document = json.loads(body)
+    document, documents = _parts(body)
+    first = next(iter(document["loads"].values()))[1][0]  # a resource: its document's length
+    assert json.loads(documents[: first[6]])["kind"] == first[3]  # bytes, not JSON strings
     assert read_state(out, content) is not None
     # Any byte changed, or signed with another key: not this user's build's, not used.
     path.write_bytes(STATE_HEADER + signature + b"\n" + body.replace(b"index.html", b"index.htm"))
@@ -229,9 +248,26 @@ def test_missing_or_foreign_state_means_a_full_build(tmp_path: Path) -> None:
         {**document, "outputs": {"index.html": [None, 5]}},
         {**document, "tree": {"index.html": "x"}},
     ):
-        _resign(path, broken)
+        _resign(path, broken, documents)
         assert read_state(out, content) is None, broken
-    _resign(path, document)
+    # The documents' bytes must be exactly what the lengths say: none short, none left over.
+    for cut in (documents[:-1], documents + b"{}", b""):
+        _resign(path, document, cut)
+        assert read_state(out, content) is None
+    for length in (-1, 10**12, "12", 1.5):
+        loads = dict(document["loads"])
+        shown, (key, packed, found) = next(iter(loads.items()))
+        loads[shown] = [key, [[*packed[0][:6], length, packed[0][7]], *packed[1:]], found]
+        _resign(path, {**document, "loads": loads}, documents)
+        assert read_state(out, content) is None, length
+    for line in (b"", b"x\n", b"99999999999999999999999\n", b"-5\n"):
+        key = state_key()
+        assert key is not None
+        broken_body = line + body.split(b"\n", 1)[1]
+        signature = hmac.new(key, broken_body, hashlib.sha256).hexdigest().encode()
+        path.write_bytes(STATE_HEADER + signature + b"\n" + broken_body)
+        assert read_state(out, content) is None, line
+    _resign(path, document, documents)
     assert read_state(out, content) is not None
     assert build_site(content, out, incremental=True).out_dir is not None
     assert tree(out) == cold(content, tmp_path, "full again")

@@ -23,6 +23,7 @@ import sitegen.publish.search
 import sitegen.render.render
 from sitegen.cli import main
 from sitegen.pipeline import build_site
+from sitegen.publish.incremental import output_tree, read_state
 from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
 from sitegen.publish.search import (
     EXCLUDED,
@@ -621,6 +622,8 @@ def test_incremental_builds_index_again_only_when_a_page_changed(
     edit(run_files(content)[0], lambda d: d["metadata"].update(title=d["metadata"]["title"] + "!"))
     changed = build_site(content, out, incremental=True, search=True)
     assert len(calls) == 1 and changed.search is not None
+    state = read_state(out, content)  # the index folder, swapped in whole, walked again
+    assert state is not None and state.tree == output_tree(out.resolve())
     cold = tmp_path / "cold"
     build_site(content, cold, search=True)
     assert tree(out) == tree(cold)  # pages and index, as a full build writes them
