@@ -8,6 +8,7 @@ it passes through `plotly_text` first: plotly renders a subset of HTML in names 
 from __future__ import annotations
 
 import html
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +22,7 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 DASHES = ("solid", "dot", "dashdot")  # past the palette's eight, the colours repeat dotted
 LOG_RANGE = 20  # a log axis once max/min exceeds this
 MAX_LABELLED_TICKS = 12
+MIN_TICK_GAP = 0.06  # of the axis between labelled values (~60 px on a desktop), else a scale
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 
 
@@ -111,7 +113,7 @@ def chart_spec(
         ordered = sorted(xs)
         if _wants_log(ordered):
             xaxis["type"] = "log"
-        if 0 < len(ordered) <= MAX_LABELLED_TICKS:
+        if 0 < len(ordered) <= MAX_LABELLED_TICKS and _apart(ordered, xaxis.get("type") == "log"):
             xaxis["tickvals"] = ordered
             xaxis["ticktext"] = [f"{v:,}" for v in ordered]
         elif xaxis.get("type") == "log":
@@ -196,6 +198,15 @@ def log_range(ticks: list[float]) -> list[float]:
 def tick_text(value: float) -> str:
     """A round tick as written: `50`, `0.5`, `2,000` (no padding zeros, unlike a value)."""
     return f"{value:,.0f}" if value >= 1 else f"{value:g}"
+
+
+def _apart(ordered: Sequence[float], log: bool) -> bool:
+    """Whether labels at each of the `ordered` values stand apart on the axis (in decades on a
+    log one): a value's label is ~40 px wide, and two close values (12,383 and 16,254 on a
+    log axis from 1) wrote their labels over each other."""
+    places = [math.log10(v) for v in ordered] if log else list(ordered)
+    span = places[-1] - places[0]
+    return all(b - a >= span * MIN_TICK_GAP for a, b in itertools.pairwise(places))
 
 
 def _wants_log(values: Sequence[float]) -> bool:
