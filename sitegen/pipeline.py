@@ -282,9 +282,6 @@ def _build(
     with process.collecting_less(), contextlib.ExitStack() as stack:
         if on_disk:  # ~300k small objects: a full collection every few thousand was half of it
             state = read_state(out_dir, content_dir) or State()
-            # Is the output as the last build left it? Asked of a CPU aside meanwhile.
-            walk = functools.partial(tree_unchanged, out_dir.resolve(), state.tree)
-            tree_check = stack.enter_context(process.meanwhile(walk)) if state.outputs else walk
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(functools.partial(_templates, state if not on_disk else None))
         checked = check_content(
@@ -303,6 +300,11 @@ def _build(
             if _missed(changed, content_dir, state):
                 return None
             return BuiltSite(checked, None, 0, 0, 0, [])
+        if on_disk and state is not None:
+            # Is the output as the last build left it? Asked of a CPU aside while this one
+            # plans (during the load, the CPUs summarise the cached runs).
+            walk = functools.partial(tree_unchanged, out_dir.resolve(), state.tree)
+            tree_check = stack.enter_context(process.meanwhile(walk)) if state.outputs else walk
         with _stage(progress, "analyse"):  # done by the check: what is left is the reports
             reports, warnings = load_reports(content_dir)
             records, record_warnings = load_records(content_dir)
