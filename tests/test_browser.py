@@ -435,6 +435,13 @@ def test_a_search_for_rmsnorm_h100_bf16_finds_the_rmsnorm_h100_chart(
     assert href.startswith("/kernels/liger-megatron-rms-norm/#chart-rmsnorm-megatron-layout-")
     assert "-nvidia-h100-80gb-hbm3-" in href and href.endswith("-bf16")
     assert "NVIDIA H100 80GB HBM3" in chart.inner_text() and "bf16" in chart.inner_text()
+    # Plain RMSNorm's charts under it: its H100 ones, not the A100 chart that says "RMSNorm"
+    # and "bf16" more often.
+    plain = page.locator(".pagefind-ui__result").filter(
+        has=page.locator('.pagefind-ui__result-title > a[href="/kernels/liger-rms-norm/"]')
+    )
+    shown = plain.locator(".pagefind-ui__result-nested a").all_inner_texts()
+    assert shown and all("H100" in text for text in shown), shown
     chart.click()
     page.wait_for_url(f"{catalog_url}{href}")
     heading = page.locator(f"h4#{href.split('#')[1]}")

@@ -9,13 +9,37 @@
     if (note) note.hidden = false;
   }
 
+  var searchedWords = [];
+
   // The words searched for stay in the address (?q=…), so a search can be linked to.
   function remember(term) {
+    searchedWords = (term || "").toLowerCase().split(/\s+/).filter(Boolean);
     var url = new URL(window.location.href);
     if (term) url.searchParams.set("q", term);
     else url.searchParams.delete("q");
     window.history.replaceState(null, "", url.pathname + url.search + url.hash);
     return term;
+  }
+
+  // Pagefind shows a page's three sub-results with the most matches, repeats counted: the
+  // RMSNorm page's A100 chart, which says "RMSNorm" and "bf16" often, stood beside its H100
+  // charts for "rmsnorm h100 bf16". Only the sections holding the most of the words searched
+  // for are offered (the page's own first entry kept); where none holds one, all are.
+  function closestSections(result) {
+    var sections = result.sub_results;
+    if (!searchedWords.length || !Array.isArray(sections) || sections.length < 2) return result;
+    var page = (result.meta && result.meta.url) || result.url;
+    var held = sections.map(function (section) {
+      var text = (section.title + " " + section.excerpt.replace(/<[^>]*>/g, " ")).toLowerCase();
+      return searchedWords.filter(function (word) { return text.indexOf(word) !== -1; }).length;
+    });
+    var most = Math.max.apply(null, held);
+    if (most > 0) {
+      result.sub_results = sections.filter(function (section, i) {
+        return held[i] === most || (i === 0 && section.url === page);
+      });
+    }
+    return result;
   }
 
   function open(root) {
@@ -34,6 +58,7 @@
       ranking: { metaWeights: { title: 0.5 }, pageLength: 0.2, termSaturation: 2 },
       translations: { placeholder: example ? "Search, e.g. " + example : "Search" },
       processTerm: remember,
+      processResult: closestSections,
     });
     labelInput(0);
     var term = new URLSearchParams(window.location.search).get("q");
