@@ -15,6 +15,7 @@ build served and the last failure) and reloads the page after each rebuild.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -454,7 +455,8 @@ def serve(
         server = start_server(out_dir, port, host, status)
         outcome = rebuild(content_dir, out_dir, base_url, status=status)
         print(f"serving {server.url} (Ctrl-C to stop)", flush=True)
-        for changes in watch(content_dir, TEMPLATES_DIR):
+        watched = (content_dir, TEMPLATES_DIR)
+        for changes in watch(*watched, watch_filter=functools.partial(read_by_builds, watched)):
             changed = content_changes(changes)
             outcome = rebuild(content_dir, out_dir, base_url, outcome, status, changed)
     except KeyboardInterrupt:  # at any point, the first build included
@@ -468,6 +470,18 @@ def serve(
             if server is not None:
                 stop_server(server)
     return 0
+
+
+def read_by_builds(roots: Iterable[Path], change: object, path: str) -> bool:
+    """Whether a build may read `path` (a watchfiles filter): anything but a dot-file or what
+    is inside a dot-folder of a watched folder, as the content's walk skips them. Watchfiles'
+    default filter also passed over `node_modules` folders, which the walk reads, and `~`
+    backups, which it reports, so a save there went unbuilt."""
+    for root in roots:
+        relative = os.path.relpath(path, root)
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return not any(part.startswith(".") for part in relative.split(os.sep))
+    return True
 
 
 def content_changes(changes: Iterable[tuple[object, str]]) -> set[str] | None:

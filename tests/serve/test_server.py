@@ -30,6 +30,7 @@ from sitegen.serve.server import (
     BuildStatus,
     SiteServer,
     content_changes,
+    read_by_builds,
     rebuild,
     script_tag,
     start_server,
@@ -495,6 +496,17 @@ def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
     cold = tmp_path / "cold"
     assert build_site(content, cold).out_dir is not None
     assert tree(out) == tree(cold)
+
+
+def test_the_watcher_sees_every_path_a_build_reads(tmp_path: Path) -> None:
+    content = tmp_path / "content"
+    roots = (content, TEMPLATES_DIR)
+    for read in ("node_modules/runs/a.json", "_reports/x.json", "runs/a.json~", "runs/a.json"):
+        assert read_by_builds(roots, 2, str(content / read)), read
+    for unread in (".git/index", ".venv/x.json", "runs/.a.json.swp", ".DS_Store"):
+        assert not read_by_builds(roots, 2, str(content / unread)), unread
+    assert read_by_builds(roots, 2, str(TEMPLATES_DIR / "run.html"))
+    assert not read_by_builds(roots, 2, str(TEMPLATES_DIR / ".run.html.swp"))
 
 
 def test_the_watchers_paths_are_handed_on_unless_a_template_changed(tmp_path: Path) -> None:
