@@ -38,6 +38,7 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from sitegen import process
+from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.cli.exit_codes import CommandError
 from sitegen.cli.guard import os_reason
 from sitegen.model.problems import format_report, printable
@@ -47,7 +48,7 @@ from sitegen.publish.incremental import State
 from sitegen.publish.write import OutputError
 from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.render.errors import RenderError
-from sitegen.site.urls import UrlError
+from sitegen.site.urls import UrlError, run_path
 
 LIVE_RELOAD = "/__sitegen/live-reload.js"
 EVENTS = "/__sitegen/events"
@@ -94,6 +95,9 @@ class BuildStatus:
         self._count = 0
         self._error: str | None = None
         self._closed = False
+        # A saved run's old page → its new one (a new digest is a new URL): the tab an author
+        # has open on the run reloads onto its new value, not onto the page before or a 404.
+        self.moved: dict[str, str] = {}
 
     def published(self, changed: bool = True) -> None:
         """A build is in place: every page reloads if it `changed` any file, and drops the
@@ -158,6 +162,7 @@ def rebuild(
         kernels = "its kernel" if runs == 1 else "their kernels"
         shown = f"the pages of {counted(runs, 'new run')} and of {kernels}"
         print(f"shown first: {shown}, in {elapsed:.2f} s", flush=True)
+        status.moved = moved_runs(state.analysis, status.moved)
         status.published()
 
     try:
@@ -186,8 +191,37 @@ def rebuild(
     elapsed = time.perf_counter() - started
     pages, runs = counted(built.page_count, "page"), counted(built.run_count, "run")
     print(f"built {pages} ({runs}) in {elapsed:.2f} s", flush=True)
+    status.moved = moved_runs(state.analysis, status.moved)
     status.published(changed=state.outputs != before or not status.built)
     return Outcome(state, True)
+
+
+def moved_runs(held: HeldAnalysis, moved: dict[str, str]) -> dict[str, str]:
+    """`moved` (old run page → new run page, as URL paths) after a build whose analysis is
+    `held`: each run gone since the build before points to the new run in its place (the same
+    file and place in it: the run saved), earlier entries follow it on, and no page of a run
+    the build has is redirected (an edit undone)."""
+    if not held.gone and not moved:
+        return moved
+    new = {(run.entry.path, run.entry.where): run.digest for run in held.fresh}
+    replaced = {
+        f"/{run_path(run.digest)}": f"/{run_path(new[place])}"
+        for run in held.gone
+        if (place := (run.entry.path, run.entry.where)) in new
+    }
+    shown = {f"/{run_path(run.digest)}" for run in held.fresh}
+    found = {old: replaced.get(page, page) for old, page in moved.items()}
+    found.update(replaced)
+    return {old: page for old, page in found.items() if old not in shown and old != page}
+
+
+def _moved_to(moved: dict[str, str], path: str) -> str | None:
+    """Where a path into a moved run's folder goes now (its page, its JSON twin), if it moved."""
+    for folder in (path, path.rpartition("/")[0] + "/"):
+        page = moved.get(folder)
+        if page is not None:
+            return page + path[len(folder) :]
+    return None
 
 
 class SiteServer(ThreadingHTTPServer):
@@ -242,12 +276,14 @@ class SiteHandler(BaseHTTPRequestHandler):
         if url.path == LIVE_RELOAD:
             self._send(HTTPStatus.OK, TYPES[".js"], LIVE_RELOAD_JS, body)
             return
+        query = f"?{url.query}" if url.query else ""
+        moved = _moved_to(self._site.status.moved, url.path)
+        if moved is not None:  # a saved run's new page: for now, so never cached
+            self._redirect(HTTPStatus.FOUND, moved + query)
+            return
         file, redirect = self._find(url.path)
         if redirect:
-            self.send_response(HTTPStatus.MOVED_PERMANENTLY)
-            self.send_header("Location", url.path + "/" + (f"?{url.query}" if url.query else ""))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self._redirect(HTTPStatus.MOVED_PERMANENTLY, url.path + "/" + query)
             return
         status = HTTPStatus.OK
         if file is None:
@@ -262,6 +298,14 @@ class SiteHandler(BaseHTTPRequestHandler):
             return
         content_type = TYPES.get(file.suffix, "application/octet-stream")
         self._send(status, content_type, data, body, key, build)
+
+    def _redirect(self, status: HTTPStatus, location: str) -> None:
+        self.send_response(status)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        if status is HTTPStatus.FOUND:
+            self.send_header("Cache-Control", "no-store")
+        self.end_headers()
 
     def _find(self, path: str) -> tuple[Path | None, bool]:
         """The file a URL path names (None if none), and whether it names a folder without its

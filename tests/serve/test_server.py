@@ -37,6 +37,7 @@ from sitegen.serve.server import (
     stop_server,
 )
 from sitegen.site.records import Page
+from sitegen.site.urls import run_path
 from tests.analysis.test_regressions import with_commits
 from tests.analysis.test_verdicts import set_latency
 from tests.conftest import FIXTURES
@@ -514,3 +515,40 @@ def test_the_watchers_paths_are_handed_on_unless_a_template_changed(tmp_path: Pa
     assert content_changes([(2, saved)]) == {saved}
     # A template may change every page: the build looks at everything.
     assert content_changes([(2, saved), (2, str(TEMPLATES_DIR / "run.html"))]) is None
+
+
+def test_a_saved_runs_old_page_leads_to_its_new_one(tmp_path: Path) -> None:
+    """A saved run is a new digest, so a new URL: the page an author has open on it reloads
+    onto the new page (its JSON twin too), for as long as the run stays saved; an edit undone
+    serves the old page again, and the page in between leads back to it."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "site"
+    status = BuildStatus()
+    outcome = rebuild(content, out, None, status=status)
+    server = start_server(out, 0, status=status)
+    try:
+        facts = outcome.state.analysis.facts.values()
+        run = next(
+            f for f in facts if f.entry.path.endswith(".json") and "timing" in f.entry.raw.decode()
+        )
+        file = content / run.entry.path.split("/", 1)[1]
+        original = file.read_bytes()
+        old = f"/{run_path(run.digest)}"
+        assert get(f"{server.url}{old[1:]}")[0] == 200
+
+        set_latency(file, 123_456, 120_000, 125_000)
+        outcome = rebuild(content, out, None, outcome, status)
+        (new_run,) = outcome.state.analysis.fresh
+        new = f"/{run_path(new_run.digest)}"
+        code, headers, _ = get(f"{server.url}{old[1:]}?from=tab")
+        assert (code, headers["Location"]) == (302, f"{new}?from=tab")
+        assert get(f"{server.url}{old[1:]}index.json")[1]["Location"] == f"{new}index.json"
+        assert "123" in get(f"{server.url}{new[1:]}")[2].decode()
+
+        file.write_bytes(original)  # undone: the old page is the run's again
+        outcome = rebuild(content, out, None, outcome, status)
+        assert get(f"{server.url}{old[1:]}")[0] == 200
+        assert get(f"{server.url}{new[1:]}")[1]["Location"] == old
+    finally:
+        stop_server(server)
