@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.context import ForkContext
 from pathlib import Path
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -205,33 +205,16 @@ def forked_calls(calls: Sequence[Callable[[], T]]) -> list[T]:
     if len(calls) < 2 or usable_cpus() < 2:
         return [call() for call in calls]
     context = fork_context()
-    workers = []
+    workers: list[_Forked[T]] = []
     with frozen_for_fork():
         try:
             with forking_workers():
-                for call in calls[1:]:
-                    reader, writer = context.Pipe(duplex=False)
-                    worker = context.Process(target=_forked_call, args=(call, writer))
-                    worker.start()
-                    writer.close()
-                    workers.append((worker, reader))
-            results = [calls[0]()]
-            for worker, reader in workers:
-                try:
-                    done, value = reader.recv()
-                except EOFError:
-                    worker.join()
-                    raise RuntimeError(f"a worker died (exit code {worker.exitcode})") from None
-                if not done:
-                    raise value
-                results.append(value)
-            return results
+                for call in calls[1:]:  # each kept as it starts: stopped should the next fail
+                    workers.append(_Forked(call, context))
+            return [calls[0](), *(worker.answer() for worker in workers)]
         finally:
-            for worker, reader in workers:
-                if worker.is_alive():
-                    worker.kill()
-                worker.join()
-                reader.close()
+            for worker in workers:
+                worker.stop()
 
 
 @contextlib.contextmanager
@@ -243,35 +226,48 @@ def meanwhile(call: Callable[[], T]) -> Iterator[Callable[[], T]]:
     if usable_cpus() < 2:
         yield functools.cache(call)
         return
-    context = fork_context()
-    reader, writer = context.Pipe(duplex=False)
     gc.freeze()  # the worker's collector leaves the pages it shares with this process alone
     try:
         with forking_workers():
-            worker = context.Process(target=_forked_call, args=(call, writer))
-            worker.start()
+            worker = _Forked(call, fork_context())
     finally:
         gc.unfreeze()
-        writer.close()
+    try:
+        yield functools.cache(worker.answer)
+    finally:
+        worker.stop()
 
-    @functools.cache
-    def answer() -> T:
+
+class _Forked(Generic[T]):
+    """A call made by a forked worker (started inside `forking_workers`), its answer sent back
+    through a pipe."""
+
+    def __init__(self, call: Callable[[], T], context: Any) -> None:
+        self._reader, writer = context.Pipe(duplex=False)
         try:
-            done, value = reader.recv()
+            self._process = context.Process(target=_forked_call, args=(call, writer))
+            self._process.start()
+        finally:
+            writer.close()
+
+    def answer(self) -> T:
+        """The call's result, waited for; what it raised, raised here."""
+        try:
+            done, value = self._reader.recv()
         except EOFError:
-            worker.join()
-            raise RuntimeError(f"a worker died (exit code {worker.exitcode})") from None
+            self._process.join()
+            code = self._process.exitcode
+            raise RuntimeError(f"a worker died (exit code {code})") from None
         if not done:
             raise value
         return value  # type: ignore[no-any-return]
 
-    try:
-        yield answer
-    finally:
-        if worker.is_alive():
-            worker.kill()
-        worker.join()
-        reader.close()
+    def stop(self) -> None:
+        """Killed if still running, reaped, its pipe closed."""
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._reader.close()
 
 
 def _forked_call(call: Callable[[], object], writer: Any) -> None:
