@@ -82,6 +82,7 @@ class LoadedResource:
         "name",
         "path",
         "title",
+        "verbatim",
         "where",
     )
 
@@ -110,6 +111,10 @@ class LoadedResource:
         self._token: str | None = None
         self._metadata_digest: str | None = None
         self._summary: RunSummary | None = None
+        # Whether `raw` is already the bytes the site's JSON writer makes of the document
+        # (render/outputs.py decides; None until it has): held so that `serve` tests each
+        # unchanged resource once, not at every rebuild.
+        self.verbatim: bool | None = None
 
     @classmethod
     def compact(
@@ -146,6 +151,7 @@ class LoadedResource:
         entry._token = None
         entry._metadata_digest = metadata_digest
         entry._summary = summary
+        entry.verbatim = None
         return entry
 
     @property

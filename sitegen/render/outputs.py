@@ -122,7 +122,9 @@ def export_jsonl(resources: Sequence[LoadedResource]) -> bytearray:
 
 def _export_line(entry: LoadedResource) -> bytes:
     raw = entry.raw
-    if b"null" not in raw and numbers_agree(raw):
+    if entry.verbatim is None:  # tested once a resource: `serve` keeps unchanged ones
+        entry.verbatim = b"null" not in raw and numbers_agree(raw)
+    if entry.verbatim:
         return b'{"digest":' + orjson.dumps(entry.digest) + b',"resource":' + raw + b"}\n"
     line = {"digest": entry.digest, "resource": entry.document}
     return compact_json(line, allow_nan=True, newline=True)

@@ -46,6 +46,10 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
     )
     entries = tuple(e for _, e in resources)
     assert export_jsonl(entries) == expected
+    # Each resource is tested once and remembers it (`serve` writes the export at every
+    # rebuild): the numbers json spells otherwise are remembered as not verbatim.
+    assert [e.verbatim for e in entries] == [True] * 3 + [False] * 3 + [True] * 3 + [False] * 3
+    assert export_jsonl(entries) == expected
     assert json.loads(expected.splitlines()[3])["resource"]["spec"] == {"v": 1e-05, "w": 1e-07}
 
 
