@@ -41,6 +41,7 @@ from sitegen.publish.incremental import (
     IncrementalOutput,
     Outputs,
     State,
+    Superseded,
     fingerprint,
     forget_state,
     output_tree,
@@ -204,6 +205,7 @@ def build_site(
     regression_threshold: float = DEFAULT_THRESHOLD,
     shown_first: Callable[[int], None] | None = None,
     changed: Collection[str] | None = None,
+    superseded: Callable[[], bool] | None = None,
 ) -> BuiltSite:
     """check → analyse → plan → render → index → write. Nothing is written unless the content
     is clean.
@@ -220,7 +222,11 @@ def build_site(
     before the whole site is planned); `changed`, the paths a file watcher saw change since
     the last build (`sitegen serve`): with a state held in memory, only those files are looked
     at before those pages are published, the rest of the tree after, and should it hold a
-    change the watcher missed, the build starts again from the load. `search` indexes the
+    change the watcher missed, the build starts again from the load. With a state held in
+    memory, `superseded` is asked whether a newer change is waiting once those pages are
+    published, once the site is planned and before each file is written: if so the build
+    raises Superseded, leaving the state true to the output (the next build, which sees the
+    newer change, does the rest). `search` indexes the
     pages with Pagefind where it is installed (publish/search.py) before they are published;
     where it is not, the site is built without and a warning says so. The build holds the
     output's lock throughout (publish/lock.py): another build into the same folder is
@@ -229,8 +235,9 @@ def build_site(
     path (OutputBusy: locked; WriteError, an OSError: the file system refused a write),
     UrlError for a bad base URL, RenderError for a template that fails, OSError for a file
     system that refuses, EpochError for a bad SOURCE_DATE_EPOCH, KeyboardInterrupt on Ctrl-C
-    (or SIGTERM, under the command line's guard). Whatever it raises, the previous site is as
-    it was (InterruptedAfterSwap: the new one is whole), and no staging tree or worker is left.
+    (or SIGTERM, under the command line's guard), Superseded (above). Whatever it raises, the
+    previous site is as it was (InterruptedAfterSwap: the new one is whole; Superseded: the
+    pages it published are in place), and no staging tree or worker is left.
     """
     deployment = deployment or Deployment()
     if base_url is not None:
@@ -253,10 +260,11 @@ def build_site(
             search,
             regression_threshold,
             shown_first,
+            superseded=superseded if state is not None and not incremental else None,
         )
-        built = build(changed)
+        built = build(changed=changed)
         while built is None:  # the watcher missed a change: the tree is walked this time
-            built = build(None)
+            built = build(changed=None)
         return built
 
 
@@ -274,6 +282,7 @@ def _build(
     regression_threshold: float = DEFAULT_THRESHOLD,
     shown_first: Callable[[int], None] | None = None,
     changed: Collection[str] | None = None,
+    superseded: Callable[[], bool] | None = None,
 ) -> BuiltSite | None:
     """The build, or None where it took the watcher's word for what `changed` and found after
     the first publish that the watcher had missed a change."""
@@ -355,8 +364,10 @@ def _build(
                     shown_first(shown)
             if _missed(changed, content_dir, state):
                 return None
+            _stop_if(superseded)
             manifest_now()  # after the new runs' pages: they are not held up by it
-        site = plan_site(inputs, lookup)
+        site = plan_site(inputs, lookup, functools.partial(_stop_if, superseded))
+        _stop_if(superseded)
         pages = len(site.pages) + 1  # and the 404 page
         progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
@@ -371,6 +382,7 @@ def _build(
                 progress,
                 tree_check,
                 binary,
+                superseded,
             )
             if on_disk:
                 not_kept = write_state(out_dir, content_dir, state)
@@ -491,6 +503,12 @@ def _new_runs_first(
     return len(new)
 
 
+def _stop_if(superseded: Callable[[], bool] | None) -> None:
+    """Superseded where a newer change is waiting (`sitegen serve`)."""
+    if superseded is not None and superseded():
+        raise Superseded
+
+
 def _missed(changed: Collection[str] | None, content_dir: Path, state: State | None) -> bool:
     """Whether the build took a watcher's word for what changed and the watcher missed one."""
     if changed is None or state is None:
@@ -529,6 +547,7 @@ def _write_incremental(
     progress: Progress,
     tree_check: Callable[[], bool] | None,
     binary: Path | None,
+    superseded: Callable[[], bool] | None = None,
 ) -> tuple[Path, SearchIndex | None]:
     """Render what changed; patch the previous output, or write a whole one if there is none
     (or, with `tree_check`, if it answers that the output is not exactly what the last build
@@ -540,7 +559,7 @@ def _write_incremental(
     usable = _patchable(state.outputs, target)
     if usable and tree_check is not None:
         usable = tree_check()
-    output = IncrementalOutput(state.outputs if usable else {}, site_key)
+    output = IncrementalOutput(state.outputs if usable else {}, site_key, superseded)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     rendering = time.perf_counter()
     index = None

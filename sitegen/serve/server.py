@@ -19,6 +19,7 @@ import functools
 import gzip
 import json
 import os
+import queue
 import secrets
 import shutil
 import socket
@@ -28,7 +29,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from html import escape
 from http import HTTPStatus
@@ -44,7 +45,7 @@ from sitegen.cli.guard import os_reason
 from sitegen.model.problems import format_report, printable
 from sitegen.model.wording import counted
 from sitegen.pipeline import build_site
-from sitegen.publish.incremental import State
+from sitegen.publish.incremental import State, Superseded
 from sitegen.publish.write import OutputError
 from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.render.errors import RenderError
@@ -147,11 +148,13 @@ def rebuild(
     last: Outcome | None = None,
     status: BuildStatus | None = None,
     changed: Collection[str] | None = None,
+    superseded: Callable[[], bool] | None = None,
 ) -> Outcome:
     """One build after the `last`; prints its outcome and tells `status`. The state stays true
     after a failed build: it records what the content holds now, and the output as it still
-    is. `changed`: the paths the file watcher saw change since the last build (pipeline.py's
-    `build_site`)."""
+    is. `changed`: the paths the file watcher saw change since the last build; `superseded`:
+    whether a newer change is waiting, which stops the build once the saved run's page is
+    published (pipeline.py's `build_site`)."""
     status = status or BuildStatus()
     state = last.state if last is not None else State()
     before = state.outputs
@@ -173,7 +176,12 @@ def rebuild(
             state=state,
             shown_first=shown_first,
             changed=changed,
+            superseded=superseded,
         )
+    except Superseded:
+        elapsed = time.perf_counter() - started
+        print(f"stopped after {elapsed:.2f} s for a newer change", flush=True)
+        return Outcome(state, last.ok if last is not None else True)
     except (OutputError, UrlError, RenderError, OSError) as error:
         message = printable(f"sitegen serve: {error}")
         print(message, file=sys.stderr, flush=True)
@@ -491,6 +499,7 @@ def serve(
 
     workspace = None
     server = None
+    stopping = threading.Event()
     try:
         workspace = Path(tempfile.mkdtemp(prefix="sitegen-serve-"))
         out_dir = workspace / "site"
@@ -500,20 +509,69 @@ def serve(
         outcome = rebuild(content_dir, out_dir, base_url, status=status)
         print(f"serving {server.url} (Ctrl-C to stop)", flush=True)
         watched = (content_dir, TEMPLATES_DIR)
-        for changes in watch(*watched, watch_filter=functools.partial(read_by_builds, watched)):
-            changed = content_changes(changes)
-            outcome = rebuild(content_dir, out_dir, base_url, outcome, status, changed)
+        watcher = Watcher(watch, watched, stopping)
+        while True:
+            changed = watcher.next()
+            outcome = rebuild(
+                content_dir, out_dir, base_url, outcome, status, changed, watcher.waiting
+            )
     except KeyboardInterrupt:  # at any point, the first build included
         pass
     finally:
         # A second signal (a process manager signals the whole group) waits: the temporary
         # site is removed whatever arrives while it is.
         with process.interrupts_deferred():
+            stopping.set()
             if workspace is not None:
                 remove_in_background(workspace)
             if server is not None:
                 stop_server(server)
     return 0
+
+
+class Watcher:
+    """The file watcher's reports, taken by a thread of their own while the builds run, so a
+    build can ask whether a newer change is `waiting` (then it stops, its saved run's page
+    published) and the next build takes every change reported since (`next`)."""
+
+    def __init__(
+        self,
+        watch: Callable[..., Iterable[Collection[tuple[object, str]]]],
+        watched: tuple[Path, ...],
+        stopping: threading.Event,
+    ) -> None:
+        self._reports: queue.SimpleQueue[set[str] | BaseException | None] = queue.SimpleQueue()
+        self._watch = watch
+        self._watched = watched
+        self._stopping = stopping
+        threading.Thread(target=self._run, name="sitegen-watcher", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            for changes in self._watch(
+                *self._watched,
+                watch_filter=functools.partial(read_by_builds, self._watched),
+                stop_event=self._stopping,
+            ):
+                self._reports.put(content_changes(changes))
+        except BaseException as error:  # told to the builds' thread, which raises it
+            self._reports.put(error)
+
+    def waiting(self) -> bool:
+        return not self._reports.empty()
+
+    def next(self) -> set[str] | None:
+        """Every change reported since the last call, waiting for one: the paths, or None
+        where a template changed (every page may)."""
+        reports = [self._reports.get()]
+        while not self._reports.empty():
+            reports.append(self._reports.get())
+        changed: set[str] | None = set()
+        for report in reports:
+            if isinstance(report, BaseException):
+                raise report
+            changed = None if report is None or changed is None else changed | report
+        return changed
 
 
 def read_by_builds(roots: Iterable[Path], change: object, path: str) -> bool:

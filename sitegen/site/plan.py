@@ -10,7 +10,7 @@ rendered.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sitegen.analysis.kernels import Kernel, RunFacts
 from sitegen.site.changes import banner, changes_page, has_changes_page, previewed
@@ -76,15 +76,33 @@ def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
     return {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
 
 
-def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
+RUNS_BETWEEN = 10_000  # run pages planned between two calls of `plan_site`'s `between`
+
+
+def _carry_on() -> None:
+    """Between two kinds of page: nothing to do."""
+
+
+def plan_site(
+    inputs: SiteInputs,
+    lookup: SiteLookup | None = None,
+    between: Callable[[], None] | None = None,
+) -> Site:
     """Every page of the site, in a fixed order; `lookup`: one made of the same `inputs`
     already (what it made for pages planned ahead of the site, `run_pages` and
-    `kernel_pages`, is kept)."""
+    `kernel_pages`, is kept). `between` is called between one kind of page and the next,
+    and may raise to stop the planning there (`sitegen serve`, when a newer change waits)."""
     lookup = lookup or SiteLookup(inputs)
+    between = between or _carry_on
     key = lookup.page_key
     pages: list[Page | LazyPage] = [home_page(lookup)]
+    between()
     pages += kernel_pages(lookup, lookup.analysis.kernels)
-    pages += run_pages(lookup, lookup.runs.values())
+    between()
+    runs = list(lookup.runs.values())
+    for start in range(0, len(runs), RUNS_BETWEEN):  # each run's key: ~0.8 s at 100k runs
+        pages += run_pages(lookup, runs[start : start + RUNS_BETWEEN])
+        between()
     for kind in KINDS:
         for entry in lookup.catalog.of_kind(kind):
             paths = lookup.resource_page_paths(entry)
@@ -105,9 +123,12 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
                 )
                 for n, path in enumerate(paths[1:], start=2)
             ]
+        between()
     pages += list_pages(lookup)
     pages += [search_page(lookup), compare_page(lookup), sources_page(lookup)]
+    between()
     pages += history_pages(lookup)
+    between()
     pages.append(regressions_page(lookup))
     pages += [methodology_page(lookup), quality_page(lookup)]
     if has_changes_page(lookup):

@@ -29,6 +29,7 @@ from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.serve.server import (
     BuildStatus,
     SiteServer,
+    Watcher,
     content_changes,
     read_by_builds,
     rebuild,
@@ -515,6 +516,91 @@ def test_the_watchers_paths_are_handed_on_unless_a_template_changed(tmp_path: Pa
     assert content_changes([(2, saved)]) == {saved}
     # A template may change every page: the build looks at everything.
     assert content_changes([(2, saved), (2, str(TEMPLATES_DIR / "run.html"))]) is None
+
+
+@pytest.mark.parametrize("stop_at", [1, 2, 8, 13, 14, 40, 77, None])
+def test_a_rebuild_stops_for_a_newer_change_and_the_next_does_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stop_at: int | None
+) -> None:
+    """A file saved again while the site is rebuilt for the last save: the rebuild stops where
+    it next asks (once the saved run's page is published, between the kinds of page it plans,
+    once the site is planned, before each file it writes: 77 asks here) having published only
+    that page and its kernel's, and the rebuild for the newer save leaves a cold build's site,
+    byte for byte. Never told, it finishes."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    out = tmp_path / "site"
+    status = BuildStatus()
+    outcome = rebuild(content, out, None, status=status)
+    capsys.readouterr()
+    before = tree(out)
+    set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
+    asked = 0
+
+    def superseded() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked == stop_at
+
+    outcome = rebuild(content, out, None, outcome, status, None, superseded)
+    printed = capsys.readouterr().out
+    assert outcome.ok
+    if stop_at is None:
+        # Once published, 11 times while planning, once planned, then before each file.
+        assert asked > 14 and "stopped" not in printed
+    else:
+        assert asked == stop_at and "for a newer change" in printed and "built " not in printed
+        after = tree(out)
+        changed = {path for path in after if after[path] != before.get(path)}
+        kernel = "kernels/liger-layer-norm/"
+        (new,) = {path.split("/")[1] for path in changed if path.startswith("runs/")}
+        published = {
+            f"{folder}{name}"
+            for folder in (f"runs/{new}/", kernel)
+            for name in ("index.html", "index.json")
+        }
+        assert {f"runs/{new}/index.html", f"runs/{new}/index.json"} <= changed <= published
+        assert after.keys() >= before.keys()  # the run's old page goes with the whole build
+    set_latency(content / "runs" / "commit-4.json", 50_020, 49_600, 50_400)
+    assert rebuild(content, out, None, outcome, status, None, lambda: False).ok
+    cold = tmp_path / "cold"
+    assert build_site(content, cold).out_dir is not None
+    assert tree(out) == tree(cold)
+
+
+def test_the_watcher_hands_on_every_change_reported_since_the_last_build(tmp_path: Path) -> None:
+    """The next build takes every batch the watcher reported while the last one ran; a
+    template among them means every page may change (None); the watcher's failure is raised
+    to the builds' thread, not lost with its own."""
+    saved, again = str(tmp_path / "runs" / "a.json"), str(tmp_path / "runs" / "b.json")
+    template = str(TEMPLATES_DIR / "run.html")
+
+    def watcher_of(*reports: Any) -> Watcher:
+        reported = threading.Event()
+
+        def watch(*_: Path, watch_filter: Any, stop_event: threading.Event) -> Iterator[Any]:
+            for report in reports:
+                if isinstance(report, BaseException):
+                    raise report
+                yield report
+            reported.set()  # resumed after the last report was taken in
+            stop_event.wait()
+
+        watcher = Watcher(watch, (tmp_path,), stopping)
+        if not any(isinstance(report, BaseException) for report in reports):
+            assert reported.wait(10)
+        return watcher
+
+    stopping = threading.Event()
+    try:
+        watcher = watcher_of({(2, saved)}, {(2, again)})
+        assert watcher.waiting()
+        assert watcher.next() == {saved, again}
+        assert not watcher.waiting()
+        assert watcher_of({(2, saved)}, {(2, template)}, {(2, again)}).next() is None
+        with pytest.raises(RuntimeError, match="watch limit"):
+            watcher_of(RuntimeError("inotify watch limit reached")).next()
+    finally:
+        stopping.set()
 
 
 def test_a_saved_runs_old_page_leads_to_its_new_one(tmp_path: Path) -> None:
