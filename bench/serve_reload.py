@@ -11,6 +11,10 @@ edit then waits for the server's whole rebuild to end (its `built` line; the run
 published ahead of the rest), so that no edit waits on the one before, and that time is
 recorded too. Prints a line per edit and one JSON line: the first build and the medians, with
 every sample.
+
+`--again-after S`: each edit is followed, S seconds after it was written (once its page shows),
+by a second edit of the same file, while the server still rebuilds the rest of the site for
+the first: an author who saves again. The second edit is timed the same way.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from sitegen.site.urls import run_path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 POLL_S = 0.01
+QUIET_S = 15.0  # longer than a whole rebuild at 100k runs (~6 s)
 
 
 def first_timed_run(content: Path) -> Path:
@@ -67,7 +72,9 @@ def shows(twin_url: str, median: float) -> bool:
     return document["spec"]["timing"]["latencyNs"]["median"] == median  # type: ignore[no-any-return]
 
 
-def measure(content: Path, repeat: int, file: Path | None) -> dict[str, Any]:
+def measure(
+    content: Path, repeat: int, file: Path | None, again_after: float | None = None
+) -> dict[str, Any]:
     target = file or first_timed_run(content)
     original = target.read_bytes()
     command = [sys.executable, "-m", "sitegen", "serve", str(content), "--port", "0"]
@@ -82,14 +89,20 @@ def measure(content: Path, repeat: int, file: Path | None) -> dict[str, Any]:
             built: queue.Queue[float] = queue.Queue()
             threading.Thread(target=_note_builds, args=(server.stdout, built), daemon=True).start()
             time.sleep(2)  # the watcher starts after the first build
-            samples = [
-                _edit_until_shown(target, original, n, address, built) for n in range(repeat)
-            ]
+            if again_after is None:
+                samples = [
+                    _edit_until_shown(target, original, n, address, built) for n in range(repeat)
+                ]
+            else:
+                samples = [
+                    _edit_twice(target, original, n, address, built, again_after)
+                    for n in range(repeat)
+                ]
         finally:
             target.write_bytes(original)
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=1800)
-    return {
+    figures = {
         "file": str(target.relative_to(content)),
         "first_build_s": round(first, 3),
         "reloaded_s": round(statistics.median(shown for shown, _ in samples), 3),
@@ -97,13 +110,20 @@ def measure(content: Path, repeat: int, file: Path | None) -> dict[str, Any]:
         "rebuilt_s": round(statistics.median(whole for _, whole in samples), 3),
         "rebuilt_s_all": [round(whole, 3) for _, whole in samples],
     }
+    if again_after is not None:
+        figures = {"again_after_s": again_after, **figures}
+        figures["reloaded_s_all"] = [round(shown, 3) for shown, _ in samples]
+    return figures
 
 
 def _note_builds(lines: IO[str], built: queue.Queue[float]) -> None:
-    """When each of the server's builds ended (its `built` line)."""
+    """When each of the server's builds ended (its `built` line); a build stopped for a newer
+    change is echoed."""
     for line in lines:
         if line.startswith("built "):
             built.put(time.perf_counter())
+        elif line.startswith("stopped "):
+            print(f"  server: {line.rstrip()}", flush=True)
 
 
 def _served(lines: IO[str], started: float) -> tuple[float, str]:
@@ -146,17 +166,71 @@ def _edit_until_shown(
     return shown, whole
 
 
+def _edit_twice(
+    target: Path,
+    original: bytes,
+    number: int,
+    address: str,
+    built: queue.Queue[float],
+    after: float,
+) -> tuple[float, float]:
+    """An edit, then `after` seconds from its write another of the same file: seconds from
+    the second edit to its run's page answering with it, and to the end of the last build."""
+    data, median = edited(original, 2 * number)
+    url = address.rstrip("/") + "/" + run_path(digest_of(data))
+    again, again_median = edited(original, 2 * number + 1)
+    again_url = address.rstrip("/") + "/" + run_path(digest_of(again))
+    while not built.empty():
+        built.get()
+    target.write_bytes(data)
+    written = time.perf_counter()
+    while not shows(url + "index.json", median):
+        time.sleep(POLL_S)
+    first = time.perf_counter() - written
+    time.sleep(max(0.0, written + after - time.perf_counter()))
+    target.write_bytes(again)
+    rewritten = time.perf_counter()
+    while not shows(again_url + "index.json", again_median):
+        time.sleep(POLL_S)
+    shown = time.perf_counter() - rewritten
+    # The builds for both edits end: the last is followed by none for longer than a rebuild.
+    while (ended := built.get(timeout=1800)) < rewritten or not _quiet(built, QUIET_S):
+        pass
+    whole = ended - rewritten
+    print(
+        f"  edit {number + 1}: first shown {first:.2f} s; saved again {after:.1f} s after it: "
+        f"shown {shown:.2f} s, built {whole:.2f} s → {again_url}",
+        flush=True,
+    )
+    return shown, whole
+
+
+def _quiet(built: queue.Queue[float], seconds: float) -> bool:
+    """Whether no build ends within `seconds`."""
+    try:
+        built.put(built.get(timeout=seconds))
+    except queue.Empty:
+        return True
+    return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("content", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--file", type=Path, help="the run file to edit, inside CONTENT_DIR")
+    parser.add_argument(
+        "--again-after",
+        type=float,
+        metavar="S",
+        help="save the file again S seconds after each edit, during the rebuild it started",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="serve-reload-") as folder:
         copy = Path(folder) / "content"
         shutil.copytree(args.content, copy)
         file = copy / args.file.relative_to(args.content) if args.file else None
-        print(json.dumps(measure(copy, args.repeat, file)))
+        print(json.dumps(measure(copy, args.repeat, file, args.again_after)))
 
 
 if __name__ == "__main__":
