@@ -90,10 +90,12 @@ def plan_site(
 ) -> Site:
     """Every page of the site, in a fixed order; `lookup`: one made of the same `inputs`
     already (what it made for pages planned ahead of the site, `run_pages` and
-    `kernel_pages`, is kept). `between` is called between one kind of page and the next,
-    and may raise to stop the planning there (`sitegen serve`, when a newer change waits)."""
+    `kernel_pages`, is kept). `between` is called first and between one kind of page and the
+    next, and may raise to stop the planning there (`sitegen serve`, when a newer change
+    waits)."""
     lookup = lookup or SiteLookup(inputs)
     between = between or _carry_on
+    between()
     key = lookup.page_key
     pages: list[Page | LazyPage] = [home_page(lookup)]
     between()
