@@ -362,9 +362,12 @@ def _build(
                 shown = _new_runs_first(lookup, state, out_dir, content_dir, key, templates())
                 if shown:
                     shown_first(shown)
-            if _missed(changed, content_dir, state):
-                return None
             _stop_if(superseded)
+            if _missed(changed, content_dir, state):
+                # A change the watcher has just reported is the next build's to take, without
+                # walking the whole tree again here.
+                _stop_if(superseded)
+                return None
             manifest_now()  # after the new runs' pages: they are not held up by it
         site = plan_site(inputs, lookup, functools.partial(_stop_if, superseded))
         _stop_if(superseded)

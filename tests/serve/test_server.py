@@ -21,6 +21,7 @@ from urllib.request import HTTPRedirectHandler, Request, build_opener, urlopen
 
 import pytest
 
+import sitegen.pipeline
 import sitegen.render.outputs
 from sitegen.cli import main
 from sitegen.cli.exit_codes import CommandError
@@ -563,6 +564,41 @@ def test_a_rebuild_stops_for_a_newer_change_and_the_next_does_the_rest(
         assert after.keys() >= before.keys()  # the run's old page goes with the whole build
     set_latency(content / "runs" / "commit-4.json", 50_020, 49_600, 50_400)
     assert rebuild(content, out, None, outcome, status, None, lambda: False).ok
+    cold = tmp_path / "cold"
+    assert build_site(content, cold).out_dir is not None
+    assert tree(out) == tree(cold)
+
+
+def test_a_change_found_unreported_while_a_newer_one_waits_is_left_to_the_next_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that took the watcher's word finds a file it did not hear of changed: it would
+    walk the whole tree again, but when a newer change is waiting that walk is the next
+    build's, so it stops instead (at 100k runs, a save landing right after the saved run's
+    page was published would otherwise be shown only after a full walk)."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    out = tmp_path / "site"
+    status = BuildStatus()
+    outcome = rebuild(content, out, None, status=status)
+    checks = 0
+    check_content = sitegen.pipeline.check_content
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal checks
+        checks += 1
+        return check_content(*args, **kwargs)
+
+    monkeypatch.setattr("sitegen.pipeline.check_content", counted)
+    set_latency(content / "runs" / "commit-3.json", 50_010, 49_600, 50_400)
+    asked: list[bool] = []
+
+    def superseded() -> bool:
+        asked.append(len(asked) == 1)  # not at first, then yes: right after the check
+        return asked[-1]
+
+    outcome = rebuild(content, out, None, outcome, status, set(), superseded)
+    assert (checks, asked) == (1, [False, True])
+    assert rebuild(content, out, None, outcome, status, None).ok
     cold = tmp_path / "cold"
     assert build_site(content, cold).out_dir is not None
     assert tree(out) == tree(cold)
