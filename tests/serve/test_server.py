@@ -546,7 +546,7 @@ def test_a_rebuild_stops_for_a_newer_change_and_the_next_does_the_rest(
     printed = capsys.readouterr().out
     assert outcome.ok
     if stop_at is None:
-        # Once published, 12 times while planning, once planned, then before each of the 65
+        # Once published, 12 times while planning, once planned, then before each of the 64
         # files this edit changes (78: the last place the parameters stop at).
         assert asked == 78 and "stopped" not in printed
     else:
