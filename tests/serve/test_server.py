@@ -53,6 +53,13 @@ def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in files}
 
 
+def cold_tree(content: Path, tmp_path: Path) -> dict[str, bytes]:
+    """What a cold build of `content` writes: what every rebuild must leave, byte for byte."""
+    cold = tmp_path / "cold"
+    assert build_site(content, cold).out_dir is not None
+    return tree(cold)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SiteServer, Path]]:
     """The fixture site built once, served on a free port."""
@@ -459,9 +466,7 @@ def test_a_saved_runs_page_is_shown_before_the_rest_of_the_site(
     assert chart == (out / kernel / "index.html").read_bytes()
     assert rendered.count(f"runs/{new}/") == 1 and rendered.count(kernel) == 1
     assert "shown first: the pages of 1 new run and of its kernel, in " in capsys.readouterr().out
-    cold = tmp_path / "cold"
-    assert build_site(content, cold).out_dir is not None
-    assert tree(out) == tree(cold)
+    assert tree(out) == cold_tree(content, tmp_path)
 
 
 def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
@@ -496,9 +501,7 @@ def test_a_one_run_change_renders_only_the_pages_that_show_the_run(
         showing | summaries | {kernel, f"{kernel}history/liger-bench-nvidia-h100-80gb-hbm3/"}
     )
     assert len(rendered) == 22 and len(list(out.rglob("index.html"))) == 81
-    cold = tmp_path / "cold"
-    assert build_site(content, cold).out_dir is not None
-    assert tree(out) == tree(cold)
+    assert tree(out) == cold_tree(content, tmp_path)
 
 
 def test_the_watcher_sees_every_path_a_build_reads(tmp_path: Path) -> None:
@@ -564,9 +567,7 @@ def test_a_rebuild_stops_for_a_newer_change_and_the_next_does_the_rest(
         assert after.keys() >= before.keys()  # the run's old page goes with the whole build
     set_latency(content / "runs" / "commit-4.json", 50_020, 49_600, 50_400)
     assert rebuild(content, out, None, outcome, status, None, lambda: False).ok
-    cold = tmp_path / "cold"
-    assert build_site(content, cold).out_dir is not None
-    assert tree(out) == tree(cold)
+    assert tree(out) == cold_tree(content, tmp_path)
 
 
 def test_a_change_found_unreported_while_a_newer_one_waits_is_left_to_the_next_build(
@@ -599,9 +600,7 @@ def test_a_change_found_unreported_while_a_newer_one_waits_is_left_to_the_next_b
     outcome = rebuild(content, out, None, outcome, status, set(), superseded)
     assert (checks, asked) == (1, [False, True])
     assert rebuild(content, out, None, outcome, status, None).ok
-    cold = tmp_path / "cold"
-    assert build_site(content, cold).out_dir is not None
-    assert tree(out) == tree(cold)
+    assert tree(out) == cold_tree(content, tmp_path)
 
 
 def test_the_watcher_hands_on_every_change_reported_since_the_last_build(tmp_path: Path) -> None:
