@@ -148,19 +148,30 @@ def digest_of(data: bytes) -> str:
         return run.digest
 
 
+def page_url(address: str, data: bytes) -> str:
+    """Where the server shows the run whose document is `data`."""
+    return address.rstrip("/") + "/" + run_path(digest_of(data))
+
+
+def _write_until_shown(target: Path, data: bytes, url: str, median: float) -> tuple[float, float]:
+    """`data` written into `target`, then the page at `url` polled until it shows `median`:
+    when the write ended, and the seconds from then until it showed."""
+    target.write_bytes(data)
+    written = time.perf_counter()
+    while not shows(url + "index.json", median):
+        time.sleep(POLL_S)
+    return written, time.perf_counter() - written
+
+
 def _edit_until_shown(
     target: Path, original: bytes, number: int, address: str, built: queue.Queue[float]
 ) -> tuple[float, float]:
     """Seconds from the edit to its run's page answering with it, and to its build's end."""
     data, median = edited(original, number)
-    url = address.rstrip("/") + "/" + run_path(digest_of(data))
+    url = page_url(address, data)
     while not built.empty():  # builds that ended before this edit
         built.get()
-    target.write_bytes(data)
-    written = time.perf_counter()
-    while not shows(url + "index.json", median):
-        time.sleep(POLL_S)
-    shown = time.perf_counter() - written
+    written, shown = _write_until_shown(target, data, url, median)
     whole = built.get(timeout=1800) - written
     print(f"  edit {number + 1}: shown {shown:.2f} s, built {whole:.2f} s → {url}", flush=True)
     return shown, whole
@@ -177,22 +188,14 @@ def _edit_twice(
     """An edit, then `after` seconds from its write another of the same file: seconds from
     the second edit to its run's page answering with it, and to the end of the last build."""
     data, median = edited(original, 2 * number)
-    url = address.rstrip("/") + "/" + run_path(digest_of(data))
+    url = page_url(address, data)
     again, again_median = edited(original, 2 * number + 1)
-    again_url = address.rstrip("/") + "/" + run_path(digest_of(again))
+    again_url = page_url(address, again)
     while not built.empty():
         built.get()
-    target.write_bytes(data)
-    written = time.perf_counter()
-    while not shows(url + "index.json", median):
-        time.sleep(POLL_S)
-    first = time.perf_counter() - written
+    written, first = _write_until_shown(target, data, url, median)
     time.sleep(max(0.0, written + after - time.perf_counter()))
-    target.write_bytes(again)
-    rewritten = time.perf_counter()
-    while not shows(again_url + "index.json", again_median):
-        time.sleep(POLL_S)
-    shown = time.perf_counter() - rewritten
+    rewritten, shown = _write_until_shown(target, again, again_url, again_median)
     # The builds for both edits end: the last is followed by none for longer than a rebuild.
     while (ended := built.get(timeout=1800)) < rewritten or not _quiet(built, QUIET_S):
         pass
