@@ -224,7 +224,8 @@ def build_site(
     at before those pages are published, the rest of the tree after, and should it hold a
     change the watcher missed, the build starts again from the load. With a state held in
     memory, `superseded` is asked whether a newer change is waiting once those pages are
-    published, once the site is planned and before each file is written: if so the build
+    published (and before walking the tree for a change the watcher missed), before and while
+    the site is planned, once it is planned and before each file is written: if so the build
     raises Superseded, leaving the state true to the output (the next build, which sees the
     newer change, does the rest). `search` indexes the
     pages with Pagefind where it is installed (publish/search.py) before they are published;
