@@ -41,7 +41,6 @@ from sitegen.publish.incremental import (
     IncrementalOutput,
     Outputs,
     State,
-    Superseded,
     fingerprint,
     forget_state,
     output_tree,
@@ -68,10 +67,14 @@ from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.plan import kernel_pages, plan_site, run_pages
 from sitegen.site.records import Link, Site
 from sitegen.site.urls import SiteUrls, output_path, parse_base_url, plan_paths, site_urls
+from sitegen.superseded import asking, stop_if_superseded, stop_if_superseded_within
 
 # More new runs than this (a branch checked out, a tree copied in) are not shown ahead of the
 # site: their pages would hold it up as long as they saved.
 FIRST_RUNS_MAX = 20
+# A change found that the watcher has not reported yet is waited for this long before the
+# tree is walked again: a save lands ~50 ms before watchfiles reports it.
+WATCHER_LAG_S = 0.25
 
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, while the content loads
     from jinja2 import Environment
@@ -357,21 +360,29 @@ def _build(
         )
         lookup = SiteLookup(inputs)
         key = ""
+        missed: Callable[[], bool] | None = None
         if state is not None:
             key = _site_key(inputs, banner(lookup), deployment.indexable)
             if shown_first is not None and not on_disk:
                 shown = _new_runs_first(lookup, state, out_dir, content_dir, key, templates())
                 if shown:
                     shown_first(shown)
-            _stop_if(superseded)
-            if _missed(changed, content_dir, state):
-                # A change the watcher has just reported is the next build's to take, without
-                # walking the whole tree again here.
-                _stop_if(superseded)
-                return None
+            # From here on the rest of the site catches up: a newer change stops it.
+            stack.enter_context(asking(superseded))
+            stop_if_superseded()
+            if changed is not None:
+                # Did the watcher miss a change? A CPU aside walks the tree (~0.5 s at 100k
+                # files) while this one plans; asked before anything more is written.
+                look = functools.partial(_missed, changed, content_dir, state)
+                missed = stack.enter_context(process.meanwhile(look))
             manifest_now()  # after the new runs' pages: they are not held up by it
-        site = plan_site(inputs, lookup, functools.partial(_stop_if, superseded))
-        _stop_if(superseded)
+        site = plan_site(inputs, lookup)
+        stop_if_superseded()
+        if missed is not None and missed():
+            # A change the watcher reports (or, saved a moment ago, is about to) is the next
+            # build's to take, without walking the whole tree again here.
+            stop_if_superseded_within(WATCHER_LAG_S)
+            return None
         pages = len(site.pages) + 1  # and the 404 page
         progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
@@ -386,7 +397,6 @@ def _build(
                 progress,
                 tree_check,
                 binary,
-                superseded,
             )
             if on_disk:
                 not_kept = write_state(out_dir, content_dir, state)
@@ -507,12 +517,6 @@ def _new_runs_first(
     return len(new)
 
 
-def _stop_if(superseded: Callable[[], bool] | None) -> None:
-    """Superseded where a newer change is waiting (`sitegen serve`)."""
-    if superseded is not None and superseded():
-        raise Superseded
-
-
 def _missed(changed: Collection[str] | None, content_dir: Path, state: State | None) -> bool:
     """Whether the build took a watcher's word for what changed and the watcher missed one."""
     if changed is None or state is None:
@@ -551,7 +555,6 @@ def _write_incremental(
     progress: Progress,
     tree_check: Callable[[], bool] | None,
     binary: Path | None,
-    superseded: Callable[[], bool] | None = None,
 ) -> tuple[Path, SearchIndex | None]:
     """Render what changed; patch the previous output, or write a whole one if there is none
     (or, with `tree_check`, if it answers that the output is not exactly what the last build
@@ -563,7 +566,7 @@ def _write_incremental(
     usable = _patchable(state.outputs, target)
     if usable and tree_check is not None:
         usable = tree_check()
-    output = IncrementalOutput(state.outputs if usable else {}, site_key, superseded)
+    output = IncrementalOutput(state.outputs if usable else {}, site_key)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     rendering = time.perf_counter()
     index = None

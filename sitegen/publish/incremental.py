@@ -33,7 +33,6 @@ import hashlib
 import hmac
 import os
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +48,7 @@ from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
 from sitegen.render.render import Output
 from sitegen.site.records import LazyPage, Page
 from sitegen.site.urls import SiteUrls, json_twin, output_path
+from sitegen.superseded import stop_if_superseded
 from sitegen.user_cache import (
     private_cache_folder,
     read_private,
@@ -70,14 +70,6 @@ STATE_LIMIT = 1 << 32  # bytes: far beyond any real state, short of filling memo
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None, sha256 of bytes)
-
-
-class Superseded(BaseException):
-    """A newer change is waiting (`sitegen serve`), so the build stopped before writing more:
-    what it had published is noted in the state, the rest of the output is as it was, and the
-    next build, which will see that change too, does what this one left. A BaseException, as
-    KeyboardInterrupt is, so that what turns errors into reports lets it through, and only
-    cleanup runs on its way out."""
 
 
 @functools.cache
@@ -390,17 +382,12 @@ def fingerprint(catalog: Catalog, urls: SiteUrls, *extra: Any) -> str:
 class IncrementalOutput(Output):
     """Skips pages whose key is unchanged; passes on only files whose bytes changed."""
 
-    def __init__(
-        self, previous: Outputs, site_key: str, superseded: Callable[[], bool] | None = None
-    ) -> None:
+    def __init__(self, previous: Outputs, site_key: str) -> None:
         super().__init__(self._refuse)
         self.previous = previous
         self.site_key = site_key
         self.outputs: Outputs = {}
         self._noted: list[tuple[str, tuple[str | None, str]]] = []
-        # Asked before each file this process writes: render workers (forked) have no watcher.
-        self._superseded = superseded
-        self._process = os.getpid()
 
     def _refuse(self, path: str, data: Data) -> None:
         raise RuntimeError("IncrementalOutput.sink is not set")
@@ -423,8 +410,7 @@ class IncrementalOutput(Output):
         return False
 
     def write(self, path: str, data: Data, key: str | None = None) -> None:
-        if self._superseded is not None and os.getpid() == self._process and self._superseded():
-            raise Superseded
+        stop_if_superseded()  # before each file: what is written is noted, the rest is not
         value = hashlib.sha256(data).hexdigest()
         old = self.previous.get(path)
         if old is None or old[1] != value:

@@ -31,6 +31,7 @@ from sitegen.model.values import check_measured
 from sitegen.publish.deploy import Deployment
 from sitegen.site.format import environment_label, title_of
 from sitegen.site.urls import SiteUrls
+from sitegen.superseded import asking_every
 
 FORMAT = "kernelindex-site-manifest"
 VERSION = 1
@@ -106,7 +107,7 @@ def plan_manifest(
 ) -> Manifest:
     """The manifest of a planned site: one entry per resource, kernels by key."""
     entry_of = _Entries(catalog, analysis, urls)
-    entries = [entry_of(entry) for entry in catalog.by_digest.values()]  # sorted by digest
+    entries = [entry_of(entry) for entry in asking_every(catalog.by_digest.values())]  # by digest
     return Manifest(
         site=urls.base,
         deploy=_deploy_facts(deployment),

@@ -18,6 +18,7 @@ from sitegen.render.compact_json import compact_json, numbers_agree
 from sitegen.render.errors import RenderError
 from sitegen.site.records import Page, Site
 from sitegen.site.urls import REGRESSIONS_FEED, SiteUrls
+from sitegen.superseded import asking_every
 
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, when a build needs it
     from jinja2 import Environment
@@ -102,7 +103,7 @@ def manifest_json(manifest: Manifest) -> Data:
     if not manifest.entries:
         return head + b"[]}\n"
     joined = bytearray(head)  # one growing buffer, not a list and its join: half the peak
-    for entry in manifest.entries:
+    for entry in asking_every(manifest.entries):  # ~0.4 s at 100k runs
         joined += b","
         joined += compact_json(entry_document(entry))
     joined[len(head)] = ord("[")  # the first line's comma opens the list
@@ -115,7 +116,7 @@ def export_jsonl(resources: Sequence[LoadedResource]) -> bytearray:
     byte: a document's orjson bytes are spliced in where `compact_json` would keep them, so
     that no run is parsed and written again."""
     joined = bytearray()
-    for entry in resources:
+    for entry in asking_every(resources):
         joined += _export_line(entry)
     return joined
 

@@ -18,6 +18,7 @@ from sitegen.render.errors import RenderError
 from sitegen.render.outputs import html, site_files
 from sitegen.site.records import LazyPage, Link, Page, Site
 from sitegen.site.urls import SECTION_TITLES, SiteUrls, json_twin, output_path
+from sitegen.superseded import asking_every
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -173,7 +174,7 @@ def render_into(
     }
     # Decided here, before any fork: an incremental build's few changed pages of a big site
     # are rendered by this process alone.
-    pages = [page for page in site.pages if not out.skip(page)]
+    pages = [page for page in asking_every(site.pages) if not out.skip(page)]  # ~0.4 s at 100k
     total = len(pages)
     count = workers if workers is not None else process.usable_cpus()
     if count > 1 and total >= PARALLEL_MIN_PAGES:

@@ -45,11 +45,12 @@ from sitegen.cli.guard import os_reason
 from sitegen.model.problems import format_report, printable
 from sitegen.model.wording import counted
 from sitegen.pipeline import build_site
-from sitegen.publish.incremental import State, Superseded
+from sitegen.publish.incremental import State
 from sitegen.publish.write import OutputError
 from sitegen.render.assets import TEMPLATES_DIR
 from sitegen.render.errors import RenderError
 from sitegen.site.urls import UrlError, run_path
+from sitegen.superseded import Superseded
 
 LIVE_RELOAD = "/__sitegen/live-reload.js"
 EVENTS = "/__sitegen/events"

@@ -10,7 +10,7 @@ rendered.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from sitegen.analysis.kernels import Kernel, RunFacts
 from sitegen.site.changes import banner, changes_page, has_changes_page, previewed
@@ -32,6 +32,7 @@ from sitegen.site.run import run_key, run_page
 from sitegen.site.search import search_page
 from sitegen.site.sources import sources_page
 from sitegen.site.verdicts import leaderboard_kernel
+from sitegen.superseded import stop_if_superseded
 
 
 def run_pages(lookup: SiteLookup, runs: Iterable[RunFacts]) -> list[LazyPage]:
@@ -76,37 +77,28 @@ def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
     return {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
 
 
-RUNS_BETWEEN = 10_000  # run pages planned between two calls of `plan_site`'s `between`
+RUNS_BETWEEN = 10_000  # run pages planned between two asks whether a newer change waits
 
 
-def _carry_on() -> None:
-    """Between two kinds of page: nothing to do."""
-
-
-def plan_site(
-    inputs: SiteInputs,
-    lookup: SiteLookup | None = None,
-    between: Callable[[], None] | None = None,
-) -> Site:
+def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     """Every page of the site, in a fixed order; `lookup`: one made of the same `inputs`
     already (what it made for pages planned ahead of the site, `run_pages` and
-    `kernel_pages`, is kept). `between` is called first and between one kind of page and the
-    next, and may raise to stop the planning there (`sitegen serve`, when a newer change
-    waits)."""
+    `kernel_pages`, is kept). Between one kind of page and the next (and within the longest)
+    it asks whether a newer change waits, and stops there if so (`sitegen serve`)."""
     lookup = lookup or SiteLookup(inputs)
-    between = between or _carry_on
-    between()
+    stop_if_superseded()
     key = lookup.page_key
     pages: list[Page | LazyPage] = [home_page(lookup)]
-    between()
+    stop_if_superseded()
     pages += kernel_pages(lookup, lookup.analysis.kernels)
-    between()
+    stop_if_superseded()
     runs = list(lookup.runs.values())
     for start in range(0, len(runs), RUNS_BETWEEN):  # each run's key: ~0.8 s at 100k runs
         pages += run_pages(lookup, runs[start : start + RUNS_BETWEEN])
-        between()
+        stop_if_superseded()
     for kind in KINDS:
         for entry in lookup.catalog.of_kind(kind):
+            stop_if_superseded()  # a GPU's page sorts its ~15k runs at 100k (keyed builds)
             paths = lookup.resource_page_paths(entry)
             # Put in order (a sort per resource) only for an incremental build's keys;
             # otherwise where the page is planned, in a render worker.
@@ -125,27 +117,35 @@ def plan_site(
                 )
                 for n, path in enumerate(paths[1:], start=2)
             ]
-        between()
+        stop_if_superseded()
     pages += list_pages(lookup)
+    stop_if_superseded()
     pages += [search_page(lookup), compare_page(lookup), sources_page(lookup)]
-    between()
+    stop_if_superseded()
     pages += history_pages(lookup)
-    between()
+    stop_if_superseded()
     pages.append(regressions_page(lookup))
     pages += [methodology_page(lookup), quality_page(lookup)]
     if has_changes_page(lookup):
         pages.append(changes_page(lookup))
+    stop_if_superseded()
     pages.sort(key=lambda p: p.path)
+    newest = feed(lookup, lookup.analysis.newest)
+    regressions = regressions_feed(lookup)
+    stop_if_superseded()
+    urls = sitemap(lookup, (page.path for page in pages))
+    attributions = lookup.attributions(lookup.runs.values())
+    stop_if_superseded()
     return Site(
         pages=tuple(pages),
         not_found=not_found_page(lookup),
-        feed=feed(lookup, lookup.analysis.newest),
-        regressions_feed=regressions_feed(lookup),
-        sitemap=sitemap(lookup, (page.path for page in pages)),
+        feed=newest,
+        regressions_feed=regressions,
+        sitemap=urls,
         export=tuple(lookup.catalog.by_digest.values()),
         run_count=len(lookup.runs),
         build_date=inputs.build_date,
-        attributions=lookup.attributions(lookup.runs.values()),
+        attributions=attributions,
         banner=banner(lookup),
         indexable=inputs.deployment.indexable,
         manifest=inputs.manifest,

@@ -18,6 +18,7 @@ from sitegen.site.history import every_step, regression_line
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import Fact, Link, Page, PageMeta
 from sitegen.site.urls import DATA_QUALITY, METHODOLOGY, SOURCES
+from sitegen.superseded import stop_if_superseded
 
 EXAMPLES = 25  # marked runs listed under each mark on the data-quality page, newest first
 AFTER_PREFIX = "after a regression: "
@@ -31,7 +32,9 @@ def run_quality(lookup: SiteLookup) -> Quality:
 
 def _run_quality(lookup: SiteLookup, _: str) -> Quality:
     figures = speed_of_light(lookup.analysis, lookup.catalog)
+    stop_if_superseded()
     regressions = lookup.memo(_regressions)("")
+    stop_if_superseded()
     return assess(lookup.analysis, lookup.catalog, figures, regressions)
 
 

@@ -394,13 +394,16 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
     assert step("unchanged") == {}
 
 
+@pytest.mark.parametrize("cpus", [1, 2])
 def test_a_watchers_word_is_taken_then_checked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpus: int
 ) -> None:
     """`sitegen serve` hands each build the paths its watcher saw change: only those files are
     looked at before the new runs' pages are published, the whole tree after; a change the
     watcher missed is found then, and the build starts again, so the site is still a cold
-    build's."""
+    build's. With two CPUs the whole walk is made by a worker beside the planning; with one,
+    in this process, where the files it looks at are counted."""
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: cpus)
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
@@ -432,12 +435,15 @@ def test_a_watchers_word_is_taken_then_checked(
     edit(timed[0], median)
     rebuilt("told", {str(timed[0]), str(content / ".swp"), str(content / "_sources" / "x")})
     assert looked_when_shown == [0]  # the run's page published before any other file was read
-    assert len(looked) >= len(run_files(content))  # and the whole tree looked at after
+    if cpus == 1:
+        assert len(looked) >= len(run_files(content))  # and the whole tree looked at after
     looked_when_shown.clear()
     edit(timed[1], median)  # a save the watcher missed: told of another, unchanged file
     rebuilt("missed", {str(timed[0])})
     # Nothing new to show until the tree was walked again; then the missed run's page.
-    assert len(looked_when_shown) == 1 and looked_when_shown[0] >= len(run_files(content))
+    assert len(looked_when_shown) == 1
+    if cpus == 1:
+        assert looked_when_shown[0] >= len(run_files(content))
     added = content / "runs" / "added.json"
     shutil.copy(timed[2], added)
     edit(added, median)
