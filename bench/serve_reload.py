@@ -229,6 +229,9 @@ def main() -> None:
         help="save the file again S seconds after each edit, during the rebuild it started",
     )
     args = parser.parse_args()
+    # Killed (SIGTERM), it still stops its server and removes its copy (~0.4 GB at 100k, on
+    # tmpfs where TMPDIR points there): the `finally` blocks run on SystemExit.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     with tempfile.TemporaryDirectory(prefix="serve-reload-") as folder:
         copy = Path(folder) / "content"
         shutil.copytree(args.content, copy)
