@@ -1,7 +1,7 @@
 """Where a build may stop for a newer change (`sitegen serve`): once the saved run's page is
 published, a rebuild is the rest of the site catching up, and a file saved again meanwhile
 should not wait for all of it. The build opens `asking` with the watcher's question; the
-stages it runs call `stop_if_superseded` between pieces of work of at most ~0.2 s at 100k
+stages it runs call `stop_if_superseded` between pieces of work of at most ~0.25 s at 100k
 runs, and `asking_every` in their long loops. Outside `asking` (every other build) both cost
 one context-variable read. Only the process that opened it asks: forked render workers
 inherit the context, not the watcher.

@@ -170,7 +170,8 @@ def unseen_change(content_dir: Path, walked: HeldWalk, cache: LoadCache) -> bool
     """Whether the tree differs from the last walk and the cache: a change a watcher missed."""
     problems: list[Problem] = []
     label = content_label(content_dir)
-    # ~0.5 s at 100k files, after the saved run's page is published: a newer save may stop it.
+    # ~0.5 s at 100k files, after the saved run's page is published, in this process where
+    # there is one CPU (else a worker walks beside the planning): a newer save may stop it.
     found = asking_every(walk(content_dir, problems, label))
     files = {f"{label}/{relative}": path for path, relative in found}
     if files != walked.files or problems != walked.problems:
