@@ -32,7 +32,7 @@ from sitegen.site.run import run_key, run_page
 from sitegen.site.search import search_page
 from sitegen.site.sources import sources_page
 from sitegen.site.verdicts import leaderboard_kernel
-from sitegen.superseded import stop_if_superseded
+from sitegen.superseded import asking_every, stop_if_superseded
 
 
 def run_pages(lookup: SiteLookup, runs: Iterable[RunFacts]) -> list[LazyPage]:
@@ -92,10 +92,9 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     stop_if_superseded()
     pages += kernel_pages(lookup, lookup.analysis.kernels)
     stop_if_superseded()
-    runs = list(lookup.runs.values())
-    for start in range(0, len(runs), RUNS_BETWEEN):  # each run's key: ~0.8 s at 100k runs
-        pages += run_pages(lookup, runs[start : start + RUNS_BETWEEN])
-        stop_if_superseded()
+    # Each run's key: ~0.8 s at 100k runs.
+    pages += run_pages(lookup, asking_every(lookup.runs.values(), RUNS_BETWEEN))
+    stop_if_superseded()
     for kind in KINDS:
         for entry in lookup.catalog.of_kind(kind):
             stop_if_superseded()  # a GPU's page sorts its ~15k runs at 100k (keyed builds)
