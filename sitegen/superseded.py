@@ -42,10 +42,16 @@ def asking(superseded: Callable[[], bool] | None) -> Iterator[None]:
         _ASKED.reset(token)
 
 
+def _question() -> Callable[[], bool] | None:
+    """The open `asking`'s question where this process opened it; None elsewhere."""
+    asked = _ASKED.get()
+    return asked[1] if asked is not None and asked[0] == os.getpid() else None
+
+
 def stop_if_superseded() -> None:
     """Raise Superseded where the open `asking` says a newer change is waiting."""
-    asked = _ASKED.get()
-    if asked is not None and asked[0] == os.getpid() and asked[1]():
+    question = _question()
+    if question is not None and question():
         raise Superseded
 
 
@@ -53,7 +59,7 @@ def stop_if_superseded_within(seconds: float) -> None:
     """Raise Superseded if the open `asking` says a newer change waits within `seconds`: a look
     at the files can see one saved a moment ago before the watcher reports it (~50 ms).
     Returns at once where nobody asks."""
-    if _ASKED.get() is None:
+    if _question() is None:
         return
     deadline = time.monotonic() + seconds
     stop_if_superseded()
@@ -64,7 +70,7 @@ def stop_if_superseded_within(seconds: float) -> None:
 
 def asking_every(items: Iterable[T], every: int | None = None) -> Iterator[T]:
     """`items`, asking before each `every`th one after the first (EVERY by default)."""
-    if _ASKED.get() is None:  # the plain loop: a full build pays nothing per item
+    if _question() is None:  # the plain loop: a full build pays nothing per item
         yield from items
         return
     stride = every or EVERY
