@@ -20,6 +20,7 @@ the first: an author who saves again. The second edit is timed the same way.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import queue
 import shutil
@@ -30,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 from urllib.error import URLError
@@ -89,15 +91,10 @@ def measure(
             built: queue.Queue[float] = queue.Queue()
             threading.Thread(target=_note_builds, args=(server.stdout, built), daemon=True).start()
             time.sleep(2)  # the watcher starts after the first build
-            if again_after is None:
-                samples = [
-                    _edit_until_shown(target, original, n, address, built) for n in range(repeat)
-                ]
-            else:
-                samples = [
-                    _edit_twice(target, original, n, address, built, again_after)
-                    for n in range(repeat)
-                ]
+            edit: Callable[..., tuple[float, float]] = _edit_until_shown
+            if again_after is not None:
+                edit = functools.partial(_edit_twice, after=again_after)
+            samples = [edit(target, original, n, address, built) for n in range(repeat)]
         finally:
             target.write_bytes(original)
             server.send_signal(signal.SIGTERM)
@@ -112,7 +109,6 @@ def measure(
     }
     if again_after is not None:
         figures = {"again_after_s": again_after, **figures}
-        figures["reloaded_s_all"] = [round(shown, 3) for shown, _ in samples]
     return figures
 
 
