@@ -364,6 +364,8 @@ def _build(
         missed: Callable[[], bool] | None = None
         if state is not None:
             key = _site_key(inputs, banner(lookup), deployment.indexable)
+            if analysis.held is not None:
+                analysis.held.site(key)  # what it holds of groups of runs was made with these
             if shown_first is not None and not on_disk:
                 shown = _new_runs_first(lookup, state, out_dir, content_dir, key, templates())
                 if shown:

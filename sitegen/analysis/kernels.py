@@ -183,6 +183,16 @@ class HeldAnalysis:
     gone: list[RunFacts] = field(default_factory=list)
     # Run digest or kernel key → what `derived` made of it (the slots' first halves).
     made_of: dict[str, set[str]] = field(default_factory=dict)
+    # What `per_group` made of each group of runs (a series, a kernel's): what → group key →
+    # (its members, `extra`, what was made). Only the last build's groups.
+    groups: dict[str, dict[str, tuple[tuple[Any, ...], Hashable, Any]]] = field(
+        default_factory=dict
+    )
+    # The site-wide inputs `groups` were made with (`pipeline._site_key`).
+    groups_site: str = ""
+    # Each manifest entry's line in manifest.json, by the entry object (render/outputs.py):
+    # the last build's entries alone.
+    lines: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]
@@ -209,7 +219,13 @@ class HeldAnalysis:
         )
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
-            self.oldest, self.made_of = [], {}
+            self.oldest, self.made_of, self.groups = [], {}, {}
+
+    def site(self, key: str) -> None:
+        """Drop what `per_group` made if the site-wide inputs changed (a base URL, the
+        threshold of a regression): a group's members alone do not say so."""
+        if key != self.groups_site:
+            self.groups, self.groups_site = {}, key
 
     def in_age_order(self, runs: Iterable[RunFacts]) -> list[RunFacts]:
         """`runs` oldest first, as `sorted(runs, key=_age)` orders them: the last build's
@@ -265,6 +281,49 @@ def derived(
 ) -> T:
     """`held.derived(…)`, or `make()` where nothing is held (every build but `sitegen serve`)."""
     return make() if held is None else held.derived(what, subject, extra, make)
+
+
+class Same:
+    """An object in a `per_group` extra, equal only to itself (not compared field by field):
+    what another group made this build, reused or made anew."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, held: object) -> None:
+        self.held = held
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Same) and other.held is self.held
+
+    def __hash__(self) -> int:
+        return id(self.held)
+
+
+def per_group(
+    held: HeldAnalysis | None,
+    what: str,
+    groups: dict[str, tuple[tuple[Any, ...], Hashable]],
+    make: Callable[[str], T],
+) -> dict[str, T]:
+    """`make(key)` for each group (key → its members and `extra`, what else it depends on),
+    or, with `held` (`sitegen serve`), what the last build made of that group where its
+    members are the very same objects, in order, and `extra` is equal. Held for the next
+    build: this build's groups alone."""
+    if held is None:
+        return {key: make(key) for key in groups}
+    last = held.groups.get(what, {})
+    now: dict[str, tuple[tuple[Any, ...], Hashable, Any]] = {}
+    for key, (members, extra) in groups.items():
+        found = last.get(key)
+        if found is None or found[1] != extra or not _same_objects(found[0], members):
+            found = (members, extra, make(key))
+        now[key] = found
+    held.groups[what] = now
+    return {key: item[2] for key, item in now.items()}
+
+
+def _same_objects(held: tuple[Any, ...], members: tuple[Any, ...]) -> bool:
+    return len(held) == len(members) and all(map(operator.is_, held, members))
 
 
 def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:

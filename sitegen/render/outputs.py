@@ -23,6 +23,8 @@ from sitegen.superseded import asking_every
 if TYPE_CHECKING:  # jinja is imported with render/environment.py, when a build needs it
     from jinja2 import Environment
 
+    from sitegen.analysis.kernels import HeldAnalysis
+
 MANIFEST = "manifest.json"
 EXPORT = "export/resources.jsonl"
 SITEMAP_HEAD = (
@@ -59,7 +61,7 @@ def site_files(
         yield "llms.txt", site.llms.encode()
     if site.manifest is not None:
         manifest = site.manifest() if callable(site.manifest) else site.manifest
-        yield MANIFEST, manifest_json(manifest)
+        yield MANIFEST, manifest_json(manifest, site.held)
         del manifest
     yield EXPORT, export_jsonl(site.export)
     schemas = schema_files()
@@ -93,9 +95,11 @@ def sitemap_xml(urls: tuple[str, ...]) -> bytes:
     return (SITEMAP_HEAD + (lines if urls else "") + "</urlset>\n").encode()
 
 
-def manifest_json(manifest: Manifest) -> Data:
+def manifest_json(manifest: Manifest, held: HeldAnalysis | None = None) -> Data:
     """`compact_json(manifest_document(manifest))` with a final newline, byte for byte, written
-    entry by entry: the whole document as dicts and then as bytes would hold every run twice."""
+    entry by entry: the whole document as dicts and then as bytes would hold every run twice.
+    With `held` (`sitegen serve`), an entry that is the very object of the last build's
+    manifest (its run unchanged: publish/manifest.py) takes its line from then."""
     head = compact_json(manifest_document(manifest._replace(entries=())))
     if not head.endswith(b'"resources":[]}'):
         raise RenderError("the manifest's resources must be its last field")
@@ -103,9 +107,20 @@ def manifest_json(manifest: Manifest) -> Data:
     if not manifest.entries:
         return head + b"[]}\n"
     joined = bytearray(head)  # one growing buffer, not a list and its join: half the peak
-    for entry in asking_every(manifest.entries):  # ~0.4 s at 100k runs
-        joined += b","
-        joined += compact_json(entry_document(entry))
+    if held is None:
+        for entry in asking_every(manifest.entries):  # ~0.4 s at 100k runs
+            joined += b","
+            joined += compact_json(entry_document(entry))
+    else:
+        last, lines = held.lines, {}
+        for entry in asking_every(manifest.entries):
+            found = last.get(id(entry))
+            if found is None or found[0] is not entry:  # held with its entry: no id reused
+                found = (entry, compact_json(entry_document(entry)))
+            lines[id(entry)] = found
+            joined += b","
+            joined += found[1]
+        held.lines = lines
     joined[len(head)] = ord("[")  # the first line's comma opens the list
     joined += b"]}\n"
     return joined

@@ -194,9 +194,13 @@ class SiteLookup:
         if not self.inputs.keyed:
             return None
         # `page_key`'s inputs for one run, hashed once (~90,000 a rebuild, not two hashes each).
-        ranked = self.memo(_ranked_signature)(run.cohort)
+        ranked = self.ranked_signature(run.cohort)
         words = ("run", *shown, ranked, run.entry.token, self.kernel_signature(run.kernel_key))
         return hashlib.sha256("\0".join(words).encode()).hexdigest()
+
+    def ranked_signature(self, cohort: tuple[str, str, str]) -> str:
+        """What a cohort's ranking shows (the newest run of each series), once a build."""
+        return self.memo(_ranked_signature)(cohort)
 
     def replaced(self, run: RunFacts) -> bool:
         """Whether a newer run of its series at its workload, protocol and GPU replaces it (its

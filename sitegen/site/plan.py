@@ -10,13 +10,14 @@ rendered.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
+from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import Kernel, RunFacts
+from sitegen.analysis.kernels import Kernel, RunFacts, Same, per_group
 from sitegen.site.changes import banner, changes_page, has_changes_page, previewed
 from sitegen.site.compare import compare_page
 from sitegen.site.feed import feed, not_found_page, sitemap
-from sitegen.site.history import history_pages
+from sitegen.site.history import every_step, history_pages, kernel_history, step_key
 from sitegen.site.home import home_page
 from sitegen.site.kernel import kernel_page
 from sitegen.site.leaderboard import leaderboard_page
@@ -24,7 +25,7 @@ from sitegen.site.lists import list_pages
 from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.methodology import methodology_page
-from sitegen.site.quality import marks_key, quality_page
+from sitegen.site.quality import marks_key, quality_page, series_qualities
 from sitegen.site.records import LazyPage, Page, Site
 from sitegen.site.regressions import regressions_feed, regressions_page
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
@@ -35,8 +36,17 @@ from sitegen.site.verdicts import leaderboard_kernel
 from sitegen.superseded import asking_every, stop_if_superseded
 
 
-def run_pages(lookup: SiteLookup, runs: Iterable[RunFacts]) -> list[LazyPage]:
-    """The pages of these runs, as the site plans them."""
+class KernelKeys(NamedTuple):
+    """A kernel's page key and its runs' (run digest → key)."""
+
+    page: str | None
+    runs: dict[str, str | None]
+
+
+def run_pages(
+    lookup: SiteLookup, runs: Iterable[RunFacts], held: dict[str, KernelKeys] | None = None
+) -> list[LazyPage]:
+    """The pages of these runs, as the site plans them; `held`: their keys, made already."""
     # Where each run sits in load order (its document's place in memory).
     loaded = lookup.memo(_load_order)("")
     plan_run = functools.partial(run_page, lookup)
@@ -46,7 +56,7 @@ def run_pages(lookup: SiteLookup, runs: Iterable[RunFacts]) -> list[LazyPage]:
             urls.path_of(r.digest) or "",
             "run.html",
             plan_run,
-            run_key(lookup, r),
+            run_key(lookup, r) if held is None else held[r.kernel_key].runs[r.digest],
             locality=loaded[r.digest],
             subject=r,
         )
@@ -54,10 +64,11 @@ def run_pages(lookup: SiteLookup, runs: Iterable[RunFacts]) -> list[LazyPage]:
     ]
 
 
-def kernel_pages(lookup: SiteLookup, kernels: Iterable[Kernel]) -> list[LazyPage]:
+def kernel_pages(
+    lookup: SiteLookup, kernels: Iterable[Kernel], held: dict[str, KernelKeys] | None = None
+) -> list[LazyPage]:
     """The pages of these kernels (a leaderboard's where its runs are ranked), as the site
-    plans them."""
-    key = lookup.page_key
+    plans them; `held`: their keys, made already."""
     urls = lookup.urls
     pages = []
     for k in kernels:
@@ -67,10 +78,43 @@ def kernel_pages(lookup: SiteLookup, kernels: Iterable[Kernel]) -> list[LazyPage
                 urls.path_of(k.key) or "",
                 "leaderboard.html" if ranks else "kernel.html",
                 functools.partial(leaderboard_page if ranks else kernel_page, lookup, k),
-                key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
+                _kernel_key(lookup, k) if held is None else held[k.key].page,
             )
         )
     return pages
+
+
+def _kernel_key(lookup: SiteLookup, kernel: Kernel) -> str | None:
+    return lookup.page_key("kernel", kernel.key, marks_key(lookup, kernel.runs), runs=kernel.runs)
+
+
+def held_keys(lookup: SiteLookup) -> dict[str, KernelKeys] | None:
+    """With `sitegen serve`'s held analysis, each kernel's page key and its runs' keys, made
+    again only for a kernel where something they read changed since the last build (~1 s
+    at 100k runs for all of them): the kernel's runs, its series' names, the rankings of its
+    runs' cohorts, its series' marks, the causes of its history's steps. None otherwise."""
+    held = lookup.analysis.held
+    if held is None or not lookup.inputs.keyed:
+        return None
+    steps = every_step(lookup)
+    qualities = series_qualities(lookup)
+    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {}
+    for kernel in lookup.analysis.kernels:
+        stop_if_superseded()
+        extra = (
+            lookup.kernel_signature(kernel.key),
+            tuple(lookup.ranked_signature(c) for c in sorted({r.cohort for r in kernel.runs})),
+            tuple(Same(qualities[s]) for s in sorted({r.series_key for r in kernel.runs})),
+            tuple(steps.causes[step_key(i)] for i in kernel_history(lookup, kernel.key).found),
+        )
+        groups[kernel.key] = ((kernel,), extra)
+
+    def make(key: str) -> KernelKeys:
+        kernel = lookup.kernels[key]
+        runs = {r.digest: run_key(lookup, r) for r in kernel.runs}
+        return KernelKeys(_kernel_key(lookup, kernel), runs)
+
+    return per_group(held, "keys", groups, make)
 
 
 def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
@@ -90,10 +134,11 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     key = lookup.page_key
     pages: list[Page | LazyPage] = [home_page(lookup)]
     stop_if_superseded()
-    pages += kernel_pages(lookup, lookup.analysis.kernels)
+    held = held_keys(lookup)
+    pages += kernel_pages(lookup, lookup.analysis.kernels, held)
     stop_if_superseded()
-    # Each run's key: ~0.8 s at 100k runs.
-    pages += run_pages(lookup, asking_every(lookup.runs.values(), RUNS_BETWEEN))
+    # Each run's key (where not held): ~0.8 s at 100k runs.
+    pages += run_pages(lookup, asking_every(lookup.runs.values(), RUNS_BETWEEN), held)
     stop_if_superseded()
     for kind in KINDS:
         for entry in lookup.catalog.of_kind(kind):
@@ -151,4 +196,5 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
         llms=llms_txt(lookup),
         escapes_text=inputs.escapes_text,
         preview=previewed(lookup),
+        held=lookup.analysis.held,
     )

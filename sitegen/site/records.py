@@ -16,6 +16,7 @@ from sitegen.content.loaded import LoadedResource
 from sitegen.content.reports import Attribution
 
 if TYPE_CHECKING:
+    from sitegen.analysis.kernels import HeldAnalysis
     from sitegen.publish.manifest import Manifest
     from sitegen.site.feed import Feed
 
@@ -152,3 +153,5 @@ class Site(NamedTuple):
     escapes_text: bool = False
     regressions_feed: Feed | None = None  # /regressions.xml: the newest regressions
     preview: bool = False  # the pages load the preview's styles (`changes.previewed`)
+    # `sitegen serve`'s held analysis: the manifest's lines of unchanged entries are kept in it
+    held: HeldAnalysis | None = None

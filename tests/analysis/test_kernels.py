@@ -6,7 +6,14 @@ import json
 import shutil
 from pathlib import Path
 
-from sitegen.analysis.kernels import Analysis, HeldAnalysis, Kernel, newest_first
+from sitegen.analysis.kernels import (
+    Analysis,
+    HeldAnalysis,
+    Kernel,
+    Same,
+    newest_first,
+    per_group,
+)
 from sitegen.pipeline import check_content
 from tests.conftest import FIXTURES
 
@@ -135,3 +142,38 @@ def test_only_what_was_made_of_this_builds_runs_and_kernels_is_held(tmp_path: Pa
         s is edited.runs.get(getattr(s, "digest", "")) or s in edited.kernels for s in subjects
     )
     assert not any(getattr(s, "entry", None) and s.entry.name == name for s in subjects)
+
+
+def test_per_group_is_made_again_only_for_other_members_or_extra() -> None:
+    held = HeldAnalysis()
+    a, b, c = object(), object(), object()
+    made: list[str] = []
+
+    def make(key: str) -> str:
+        made.append(key)
+        return f"{key}{len(made)}"
+
+    groups = {"x": ((a, b), 1), "y": ((c,), "same")}
+    assert per_group(held, "w", groups, make) == {"x": "x1", "y": "y2"}
+    assert per_group(held, "w", groups, make) == {"x": "x1", "y": "y2"}  # all held
+    assert per_group(held, "other", {"x": ((a, b), 1)}, make) == {"x": "x3"}  # its own slot
+    # Another member, members in another order, another extra: made again.
+    assert per_group(held, "w", {"x": ((a, c), 1), "y": ((c,), "same")}, make)["x"] == "x4"
+    assert per_group(held, "w", {"x": ((c, a), 1)}, make)["x"] == "x5"
+    assert per_group(held, "w", {"x": ((c, a), 2)}, make)["x"] == "x6"
+    # Only the last build's groups are held: "y" was not asked for last time.
+    assert per_group(held, "w", {"y": ((c,), "same")}, make)["y"] == "y7"
+    # Without anything held, everything is made.
+    assert per_group(None, "w", {"y": ((c,), "same")}, make)["y"] == "y8"
+    # The site-wide inputs changed: nothing held is used.
+    held.site("another site")
+    assert per_group(held, "w", {"y": ((c,), "same")}, make)["y"] == "y9"
+    assert per_group(held, "w", {"y": ((c,), "same")}, make)["y"] == "y9"
+
+
+def test_same_is_equal_only_to_the_very_object() -> None:
+    one, equal = [1], [1]
+    assert Same(one) == Same(one) and hash(Same(one)) == hash(Same(one))
+    assert Same(one) != Same(equal)
+    assert (Same(one), "x") != (Same(equal), "x")
+    assert Same(one) != one

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import sitegen.analysis.regressions
 import sitegen.content.load
 import sitegen.process
 import sitegen.publish.incremental
@@ -18,6 +19,11 @@ import sitegen.render.assets
 import sitegen.render.environment
 import sitegen.render.render
 import sitegen.site.lookup
+import sitegen.site.plan
+import sitegen.site.quality
+from sitegen.analysis.quality import assess
+from sitegen.analysis.speed_of_light import speed_of_light
+from sitegen.model.digest import digest
 from sitegen.pipeline import build_site
 from sitegen.publish.incremental import (
     STATE_HEADER,
@@ -27,11 +33,19 @@ from sitegen.publish.incremental import (
     state_path,
     write_state,
 )
+from sitegen.site.lookup import SiteLookup
+from sitegen.site.plan import KernelKeys
+from sitegen.site.quality import marks_key, run_quality
+from sitegen.site.run import run_key
 from sitegen.user_cache import state_key, user_cache_dir
+from tests.analysis.test_regressions import with_commits
+from tests.analysis.test_verdicts import set_latency
 from tests.conftest import FIXTURES
 from tests.test_pipeline import tree
 
 SITE_CONTENT = FIXTURES / "site" / "content"
+LAYER_NORM = "liger-bench-layer-norm-liger.json"
+ENTROPY = "liger-bench-cross-entropy-liger.json"
 
 
 def cold(content: Path, tmp_path: Path, name: str) -> dict[str, bytes]:
@@ -46,6 +60,10 @@ def inodes(root: Path) -> dict[str, tuple[int, int]]:
         for p in root.rglob("*")
         if p.is_file()
     }
+
+
+def median_of(path: Path) -> int:
+    return int(json.loads(path.read_text())["spec"]["timing"]["latencyNs"]["median"])
 
 
 def run_files(content: Path) -> list[Path]:
@@ -326,8 +344,43 @@ def test_a_state_written_reads_back_equal(tmp_path: Path) -> None:
     assert read_state(out, content) == state
 
 
-def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool) -> None:
-    """`sitegen serve`'s path: the same pipeline, its state held between builds, none on disk."""
+@pytest.fixture
+def held_keys_checked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Each held build's page keys of kernels and runs, and its marks, as made from scratch;
+    noted: (kernels whose keys were held from the last build, kernels)."""
+    reused: list[tuple[int, int]] = []
+    held_keys = sitegen.site.plan.held_keys
+
+    def checked(lookup: SiteLookup) -> dict[str, KernelKeys] | None:
+        held = lookup.analysis.held
+        if held is None:  # the cold builds compared with
+            return held_keys(lookup)
+        last = dict(held.groups.get("keys", {}))
+        keys = held_keys(lookup)
+        regressions = lookup.memo(sitegen.site.quality._regressions)("")
+        figures = speed_of_light(lookup.analysis, lookup.catalog)
+        assert run_quality(lookup) == assess(lookup.analysis, lookup.catalog, figures, regressions)
+        assert keys == {
+            k.key: KernelKeys(
+                lookup.page_key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),
+                {r.digest: run_key(lookup, r) for r in k.runs},
+            )
+            for k in lookup.analysis.kernels
+        }
+        now = held.groups["keys"]
+        reused.append((sum(1 for key, item in now.items() if last.get(key) is item), len(now)))
+        return keys
+
+    monkeypatch.setattr(sitegen.site.plan, "held_keys", checked)
+    return reused
+
+
+def test_a_state_held_in_memory_rebuilds_as_cold(
+    tmp_path: Path, parallel: bool, held_keys_checked: list[tuple[int, int]]
+) -> None:
+    """`sitegen serve`'s path: the same pipeline, its state held between builds, none on disk.
+    What it holds of each kernel's and series' runs (their pages' keys, their marks) is what a
+    build of the whole would make (`held_keys_checked`)."""
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
@@ -362,6 +415,8 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
     step("first")
     edit(timed, median)
     changed = step("modified", first=1)
+    # The kernels of other cohorts, series and steps kept their keys.
+    assert held_keys_checked[-1][0] > 0 and held_keys_checked[-1][0] < held_keys_checked[-1][1]
     assert any(p.startswith("runs/") for p in changed)
     assert [p for p in inodes(out) if p.startswith("runs/") and p not in changed]
     added = content / "runs" / "more" / "added.json"
@@ -384,6 +439,10 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
     environment = sorted((content / "environments").glob("*.json"))[0]
     edit(environment, lambda d: d["metadata"].update(title="Renamed host"))
     step("environment")
+    assert held_keys_checked[-1][0] == 0  # a resource that is not a run: nothing held
+    # Three times as slow: its cohort's ranking and its series' marks change.
+    edit(timed, lambda d: d["spec"]["timing"]["latencyNs"].update(median=3 * median_of(timed)))
+    step("slower", first=1)
     # A broken file: nothing written, the state still true for the next build.
     (content / "runs" / "broken.json").write_text("{")
     before = tree(out)
@@ -392,6 +451,89 @@ def test_a_state_held_in_memory_rebuilds_as_cold(tmp_path: Path, parallel: bool)
     (content / "runs" / "broken.json").unlink()
     step("mended")
     assert step("unchanged") == {}
+
+
+def test_what_is_held_follows_a_regression_made_moved_and_undone(
+    tmp_path: Path, held_keys_checked: list[tuple[int, int]]
+) -> None:
+    """A regression changes the marks and lines of every run after it, and the ranking of its
+    cohort: the held builds' keys and marks (`held_keys_checked`) and pages follow."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    out = tmp_path / "public"
+    state = State()
+
+    def step(name: str) -> int:
+        assert build_site(content, out, state=state).out_dir is not None
+        assert tree(out) == cold(content, tmp_path, name), name
+        pages = (out / "runs").glob("*/index.html")
+        return sum(1 for page in pages if "after a regression: 1.3" in page.read_text())
+
+    assert step("made") == 4  # the runs of commits 6 to 9
+    set_latency(content / "runs" / "commit-6.json", 50_000, 49_500, 50_500)
+    assert step("moved") == 3
+    for day in (7, 8, 9):
+        set_latency(content / "runs" / f"commit-{day}.json", 50_000, 49_500, 50_500)
+    assert step("undone") == 0
+    assert [held for held, _ in held_keys_checked] == [0, 2, 2]  # LayerNorm's made again
+
+
+def at_commits(content: Path, run_glob: str, implementation: str, medians: list[int]) -> str:
+    """One run file of `content` measured again at commits 1, 2, … (one a day in June 2025;
+    each commit its own revision of `implementation`), with these medians: its files' stem."""
+    (template,) = (content / "runs").glob(run_glob)
+    document = json.loads(template.read_text())
+    template.unlink()
+    revision = json.loads((content / "implementations" / implementation).read_text())
+    stem = implementation.removesuffix(".json")
+    for day, median in enumerate(medians, start=1):
+        at = json.loads(json.dumps(revision))
+        at["metadata"]["name"] += f"-{day:02d}"
+        at["spec"]["projectRevision"] = {"commit": f"{day:02d}" * 20}
+        (content / "implementations" / f"{stem}-at-{day}.json").write_text(json.dumps(at))
+        run = json.loads(json.dumps(document))
+        run["metadata"]["name"] += f"-{day}"
+        run["metadata"]["labels"] |= {
+            "liger_commit": f"{day:02d}" * 20,
+            "liger_commit_date": f"2025-06-{day:02d}T00:00:00.000Z",
+        }
+        run["spec"]["implementationDigest"] = digest("ImplementationRevision", at["spec"])
+        run["spec"]["observedAt"] = f"2025-06-{day:02d}T06:00:00.000Z"
+        run["spec"]["sourceNative"]["externalId"] += f"/{day}"
+        path = content / "runs" / f"{stem}-{day}.json"
+        path.write_text(json.dumps(run))
+        set_latency(path, median, median - median // 100, median + median // 100)
+    return stem
+
+
+def test_a_step_another_kernel_shares_is_followed_by_the_kernel_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held_keys_checked: list[tuple[int, int]]
+) -> None:
+    """LayerNorm steps between commits 5 and 6 on the A100: a regression of its code, marked on
+    the runs after it. Then CrossEntropy steps there too: two kernels at once, the machine's
+    (as four would be by default). LayerNorm's runs are untouched, yet their marks and lines go:
+    what was held of them is not reused."""
+    monkeypatch.setattr(sitegen.analysis.regressions, "SHARED_KERNELS", 2)
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    flat, step_up = [50_000] * 9, [50_000] * 5 + [65_000] * 4
+    at_commits(content, "*layer-norm-forward-liger-*a100*hidden4096-*", LAYER_NORM, step_up)
+    entropy = at_commits(content, "*cross-entropy-forward-liger-*vocab4096-*", ENTROPY, flat)
+    out = tmp_path / "public"
+    state = State()
+
+    def step(name: str) -> int:
+        assert build_site(content, out, state=state).out_dir is not None
+        assert tree(out) == cold(content, tmp_path, name), name
+        pages = (out / "runs").glob("*/index.html")
+        return sum(1 for page in pages if "after a regression: 1.3" in page.read_text())
+
+    assert step("code") == 4  # LayerNorm's runs of commits 6 to 9
+    for day in (6, 7, 8, 9):
+        run = content / "runs" / f"{entropy}-{day}.json"
+        set_latency(run, 65_000, 64_350, 65_650)
+    assert step("machine") == 0
+    assert held_keys_checked[-1] == (1, 3)  # RMSNorm's: no run shares a cohort or step
+    assert step("unchanged") == 0 and held_keys_checked[-1] == (3, 3)
 
 
 @pytest.mark.parametrize("cpus", [1, 2])
