@@ -177,6 +177,8 @@ class HeldAnalysis:
     )
     # The last build's runs, oldest first (`_age`): the next build's order, a few runs moved.
     oldest: list[RunFacts] = field(default_factory=list)
+    # The last build's runs in the order resource pages list them (`in_listed_order`).
+    listed: list[RunFacts] = field(default_factory=list)
     # The runs whose facts the last build made rather than held: new, changed or moved.
     fresh: list[RunFacts] = field(default_factory=list)
     # The runs of the build before the last that the last one no longer had.
@@ -219,7 +221,7 @@ class HeldAnalysis:
         )
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
-            self.oldest, self.made_of, self.groups = [], {}, {}
+            self.oldest, self.made_of, self.groups, self.listed = [], {}, {}, []
 
     def site(self, key: str) -> None:
         """Drop what `per_group` made if the site-wide inputs changed (a base URL, the
@@ -244,18 +246,16 @@ class HeldAnalysis:
                     bisect.insort(ordered, run, key=_age)
                 self.oldest = ordered
                 return ordered
-        runs = list(runs)
-        present = set(map(id, runs))
-        ordered = [run for run in self.oldest if id(run) in present]
-        held = set(map(id, ordered))
-        new = [run for run in runs if id(run) not in held]
-        if len(new) > len(runs) // 8:  # many new: one sort is cheaper than inserting each
-            ordered = sorted(runs, key=_age)
-        else:
-            for run in new:
-                bisect.insort(ordered, run, key=_age)
-        self.oldest = ordered
-        return ordered
+        self.oldest = kept_in_order(self.oldest, runs, _age)
+        return self.oldest
+
+    def in_listed_order(
+        self, runs: Iterable[RunFacts], key: Callable[[RunFacts], Any]
+    ) -> list[RunFacts]:
+        """`sorted(runs, key=key)`, `key` the order of resource pages' run lists (a run's own
+        facts alone, its digest last): the last build's order kept. Held for the next build."""
+        self.listed = kept_in_order(self.listed, runs, key)
+        return self.listed
 
     def keep(
         self, facts: dict[RunPlace, RunFacts], kernels: list[Kernel], gone: list[RunFacts]
@@ -270,6 +270,23 @@ class HeldAnalysis:
         for key in [run.digest for run in self.gone] + replaced:
             for what in self.made_of.pop(key, ()):
                 self.made.pop((what, key), None)
+
+
+def kept_in_order(
+    last: list[RunFacts], runs: Iterable[RunFacts], key: Callable[[RunFacts], Any]
+) -> list[RunFacts]:
+    """`sorted(runs, key=key)` (a total order), made of `last` (sorted so, held from a build
+    before): those of its runs still here, in place, and the others put in place."""
+    runs = list(runs)
+    present = set(map(id, runs))
+    ordered = [run for run in last if id(run) in present]
+    held = set(map(id, ordered))
+    new = [run for run in runs if id(run) not in held]
+    if len(new) > len(runs) // 8:  # many new: one sort is cheaper than inserting each
+        return sorted(runs, key=key)
+    for run in new:
+        bisect.insort(ordered, run, key=key)
+    return ordered
 
 
 def derived(

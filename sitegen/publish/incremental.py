@@ -401,13 +401,14 @@ class IncrementalOutput(Output):
     def skip(self, page: Page | LazyPage) -> bool:
         if not isinstance(page, LazyPage) or page.key is None:
             return False
+        # Asked of every page of a site (~0.4 s at 100k runs): spelled out for two files.
         key = self.full_key(page.key)
-        paths = (output_path(page.path), json_twin(page.path))
-        found = [self.previous.get(path) for path in paths]
-        if all(item is not None and item[0] == key for item in found):
-            self._noted += [(path, item) for path, item in zip(paths, found, strict=True) if item]
-            return True
-        return False
+        page_file, twin = output_path(page.path), json_twin(page.path)
+        page_item, twin_item = self.previous.get(page_file), self.previous.get(twin)
+        if page_item is None or twin_item is None or page_item[0] != key or twin_item[0] != key:
+            return False
+        self._noted += ((page_file, page_item), (twin, twin_item))
+        return True
 
     def write(self, path: str, data: Data, key: str | None = None) -> None:
         stop_if_superseded()  # before each file: what is written is noted, the rest is not

@@ -333,7 +333,11 @@ class SiteLookup:
 
     @functools.cached_property
     def _listed_order(self) -> list[RunFacts]:
-        return sorted(self.runs.values(), key=listed_order)
+        held = self.analysis.held
+        if held is None:
+            return sorted(self.runs.values(), key=listed_order)
+        # ~0.3 s at 100k runs to sort; `sitegen serve` keeps the last build's order.
+        return held.in_listed_order(self.runs.values(), listed_order)
 
     @functools.cached_property
     def _listed_place(self) -> Callable[[RunFacts], int]:

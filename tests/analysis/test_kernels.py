@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from sitegen.analysis.kernels import (
     HeldAnalysis,
     Kernel,
     Same,
+    kept_in_order,
     newest_first,
     per_group,
 )
@@ -177,3 +179,17 @@ def test_same_is_equal_only_to_the_very_object() -> None:
     assert Same(one) != Same(equal)
     assert (Same(one), "x") != (Same(equal), "x")
     assert Same(one) != one
+
+
+def test_an_order_kept_from_the_last_build_is_the_order_sorted_again() -> None:
+    runs = list(analysed(SITE_CONTENT, HeldAnalysis()).runs.values())
+    key = operator.attrgetter("digest")
+    last = sorted(runs[:-3], key=key)
+    # Some gone, some new, given in any order: as sorted.
+    now = runs[2:][::-1]
+    kept = kept_in_order(last, now, key)
+    assert kept == sorted(now, key=key) and kept is not last
+    assert all(a is b for a, b in zip(kept, sorted(now, key=key), strict=True))
+    # Nothing held, or many new: sorted whole.
+    assert kept_in_order([], now, key) == sorted(now, key=key)
+    assert kept_in_order(last[:1], now, key) == sorted(now, key=key)

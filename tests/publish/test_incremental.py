@@ -33,9 +33,10 @@ from sitegen.publish.incremental import (
     state_path,
     write_state,
 )
-from sitegen.site.lookup import SiteLookup
+from sitegen.site.lookup import SiteLookup, listed_order
 from sitegen.site.plan import KernelKeys
 from sitegen.site.quality import marks_key, run_quality
+from sitegen.site.resource import KINDS
 from sitegen.site.run import run_key
 from sitegen.user_cache import state_key, user_cache_dir
 from tests.analysis.test_regressions import with_commits
@@ -346,8 +347,9 @@ def test_a_state_written_reads_back_equal(tmp_path: Path) -> None:
 
 @pytest.fixture
 def held_keys_checked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """Each held build's page keys of kernels and runs, and its marks, as made from scratch;
-    noted: (kernels whose keys were held from the last build, kernels)."""
+    """Each held build's page keys of kernels, runs and resources, its marks and its run lists'
+    order, as made from scratch; noted: (kernels whose keys were held from the last build,
+    kernels)."""
     reused: list[tuple[int, int]] = []
     held_keys = sitegen.site.plan.held_keys
 
@@ -371,7 +373,23 @@ def held_keys_checked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
         reused.append((sum(1 for key, item in now.items() if last.get(key) is item), len(now)))
         return keys
 
+    held_resource_keys = sitegen.site.plan.held_resource_keys
+
+    def checked_resources(lookup: SiteLookup) -> dict[str, list[str | None]] | None:
+        keys = held_resource_keys(lookup)
+        if lookup.analysis.held is not None:
+            assert lookup._listed_order == sorted(lookup.runs.values(), key=listed_order)
+            assert keys == {
+                entry.digest: sitegen.site.plan._resource_keys(
+                    lookup, entry, len(lookup.resource_page_paths(entry))
+                )
+                for kind in KINDS
+                for entry in lookup.catalog.of_kind(kind)
+            }
+        return keys
+
     monkeypatch.setattr(sitegen.site.plan, "held_keys", checked)
+    monkeypatch.setattr(sitegen.site.plan, "held_resource_keys", checked_resources)
     return reused
 
 
