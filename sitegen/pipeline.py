@@ -505,7 +505,7 @@ def _new_runs_first(
         output.sink(patch.write)
         kernels = [lookup.kernels[key] for key in sorted({run.kernel_key for run in new})]
         render_first(
-            run_pages(lookup, new) + kernel_pages(lookup, kernels),
+            run_pages(lookup, new, placed=False) + kernel_pages(lookup, kernels),
             urls,
             output,
             environment,

@@ -9,6 +9,7 @@ rendered.
 
 from __future__ import annotations
 
+import collections
 import functools
 from collections.abc import Hashable, Iterable
 from typing import Any, NamedTuple
@@ -45,11 +46,15 @@ class KernelKeys(NamedTuple):
 
 
 def run_pages(
-    lookup: SiteLookup, runs: Iterable[RunFacts], held: dict[str, KernelKeys] | None = None
+    lookup: SiteLookup,
+    runs: Iterable[RunFacts],
+    held: dict[str, KernelKeys] | None = None,
+    placed: bool = True,
 ) -> list[LazyPage]:
-    """The pages of these runs, as the site plans them; `held`: their keys, made already."""
-    # Where each run sits in load order (its document's place in memory).
-    loaded = lookup.memo(_load_order)("")
+    """The pages of these runs, as the site plans them; `held`: their keys, made already;
+    `placed`: each with its place in memory, for render workers to take in that order."""
+    # Where each run sits in load order (its document's place in memory): ~0.04 s at 100k.
+    loaded = lookup.memo(_load_order)("") if placed else collections.defaultdict(lambda: -1)
     plan_run = functools.partial(run_page, lookup)
     urls = lookup.urls
     return [

@@ -193,11 +193,11 @@ def _clashes(paths: dict[str, str], owners: dict[str, tuple[LoadedResource, str]
     JSON twin)."""
     # Only a path of two keys, or with a page's file name in it, can clash: counted in C
     # first, so that the ~90,000 runs' paths are not each grouped, sorted and split.
-    suspects = {
-        path
-        for path, count in Counter(paths.values()).items()
-        if count > 1 or any(name in path for name in PAGE_FILES)
-    }
+    counts = Counter(paths.values())
+    suspects = {path for path, count in counts.items() if count > 1}
+    every_path = "\n".join(counts)
+    if any(name in every_path for name in PAGE_FILES):  # one search, not one a path
+        suspects |= {path for path in counts if any(name in path for name in PAGE_FILES)}
     by_path: dict[str, list[str]] = defaultdict(list)
     for key, path in paths.items():
         if path in suspects:
