@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import importlib.util
 import json
 import os
@@ -288,6 +289,35 @@ def pagefind_binary() -> str:
     return str(get_executable())
 
 
+# Hugo then Pagefind held 19,906 MiB at 100k runs (stop 49): Pagefind keeps every word of every
+# Hugo page in memory while it indexes. Once it was OOM-killed with 3.7 GB of stale copies in
+# /dev/shm, an hour into the benchmark.
+PAGEFIND_MIB_PER_RUN = 0.2
+
+
+def pagefind_memory_problem(n: int, available: int | None = None) -> str | None:
+    """Why Hugo then Pagefind over `n` runs would not fit in the memory available now
+    (`available` MiB, else read from /proc/meminfo), or None."""
+    need = round(n * PAGEFIND_MIB_PER_RUN)
+    available = available_mib() if available is None else available
+    if available >= need:
+        return None
+    return (
+        f"Hugo then Pagefind over {n:,} runs needs ~{need:,} MiB of memory and {available:,} "
+        f"MiB is available: free some (stale outputs in {MEMORY}? another build?) or pass "
+        "--no-search-sizes"
+    )
+
+
+def available_mib() -> int:
+    """MemAvailable (what tmpfs holds is not in it); a large number where it cannot be read."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return 1 << 40
+
+
 def hugo_then_pagefind(hugo: list[str], out: Path) -> list[str]:
     """Hugo's build, then Pagefind over all of its pages as they are (no selectors): the
     pipeline a Hugo site with Pagefind search runs. One shell, so one process tree is timed."""
@@ -386,6 +416,9 @@ def bench_size(
             out = place.root / f"{tool}-{n}"
             place.clear(out)
             os.sync()
+            problem = pagefind_memory_problem(n) if tool == "hugo-pagefind" else None
+            if problem is not None:  # stopped here, not OOM-killed partway through
+                raise SystemExit(f"bench/run.py: {problem}")
             sample = measure(tools[tool](out), envs.get(tool))
             samples[tool].append(sample)
             print(f"  {n:>9,} {tool:8s} {sample['wall_s']:7.2f} s", flush=True)
@@ -949,6 +982,10 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS / "latest")
     args = parser.parse_args()
     sizes = [_size(s) for s in args.sizes.split(",") if s.strip()]
+    if sizes and not args.no_hugo and not args.no_search_sizes and not args.rebuilds_only:
+        problem = pagefind_memory_problem(max(sizes))  # before an hour of builds, not after
+        if problem is not None:
+            parser.error(problem)
     compileall.compile_dir(REPOSITORY / "sitegen", quiet=1)
     templates = "from sitegen.render.environment import make_environment; make_environment()"
     for python in (sys.executable, *args.python):

@@ -182,3 +182,14 @@ def test_the_search_build_against_another_checkout_reports_its_ratio() -> None:
     text = table(results)
     assert "with `/tmp/old`'s code, side by side: 100.00 s, of which indexing 50.00 s" in text
     assert "**0.80**" in text
+
+
+def test_hugo_then_pagefind_is_not_started_without_the_memory_it_needs() -> None:
+    # Stop 49's run: ~19.9 GB at 100k runs; stale copies in /dev/shm once left 16 GB of 24.
+    assert run.pagefind_memory_problem(100_000, available=22_000) is None
+    problem = run.pagefind_memory_problem(100_000, available=16_000)
+    assert problem is not None
+    assert "100,000 runs needs ~20,000 MiB" in problem and "16,000 MiB is available" in problem
+    assert "--no-search-sizes" in problem
+    assert run.pagefind_memory_problem(10_000, available=16_000) is None
+    assert run.available_mib() > 0
