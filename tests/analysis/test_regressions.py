@@ -87,37 +87,49 @@ def with_commits(
     root: Path, medians: list[int], commits: list[int] | None = None, revisions: bool = False
 ) -> Path:
     """The fixture's Liger LayerNorm forward on the H100 at hidden 4096, measured once per
-    commit (one a day in June 2025; `commits` numbers each run's commit if not) with the
-    medians given, p20/p80 at ±1%; with `revisions`, each commit's run names Liger's
-    implementation at that commit (its own ImplementationRevision), as the history's do."""
+    commit (`at_commits`: runs/commit-1.json, …)."""
     content = root / "content"
     shutil.copytree(CONTENT, content)
-    current = forward_runs(content, "liger", 4096)
-    document: dict[str, Any] = json.loads(current.read_text())
-    current.unlink()
-    implementation = json.loads(
-        (content / "implementations" / "liger-bench-layer-norm-liger.json").read_text()
-    )
+    implementation = content / "implementations" / "liger-bench-layer-norm-liger.json"
+    run = forward_runs(content, "liger", 4096)
+    at_commits(run, implementation, medians, commits, revisions, "commit")
+    return content
+
+
+def at_commits(
+    run: Path,
+    implementation: Path,
+    medians: list[int],
+    commits: list[int] | None = None,
+    revisions: bool = True,
+    name: str = "commit",
+) -> None:
+    """A run file measured again once per commit instead (one a day in June 2025; `commits`
+    numbers each run's commit if not), with the medians given, p20/p80 at ±1%: its folder's
+    `<name>-<day>.json`; with `revisions`, each commit's run names the implementation at that
+    commit (its own ImplementationRevision, `<name>-at-<commit>.json`), as the history's do."""
+    document: dict[str, Any] = json.loads(run.read_text())
+    run.unlink()
+    revision = json.loads(implementation.read_text())
     for day, median in enumerate(medians, start=1):
-        run = json.loads(json.dumps(document))
-        run["metadata"]["name"] += f"-{day}"
+        measured = json.loads(json.dumps(document))
+        measured["metadata"]["name"] += f"-{day}"
         commit = commits[day - 1] if commits else day
-        run["metadata"]["labels"] |= {
+        measured["metadata"]["labels"] |= {
             "liger_commit": f"{commit:02d}" * 20,
             "liger_commit_date": f"2025-06-{commit:02d}T00:00:00.000Z",
         }
         if revisions:
-            at = json.loads(json.dumps(implementation))
+            at = json.loads(json.dumps(revision))
             at["metadata"]["name"] += f"-{commit:02d}"
             at["spec"]["projectRevision"] = {"commit": f"{commit:02d}" * 20}
-            (content / "implementations" / f"at-{commit}.json").write_text(json.dumps(at))
-            run["spec"]["implementationDigest"] = digest("ImplementationRevision", at["spec"])
-        run["spec"]["observedAt"] = f"2025-06-{day:02d}T06:00:00.000Z"
-        run["spec"]["sourceNative"]["externalId"] += f"/{day}"
-        path = content / "runs" / f"commit-{day}.json"
-        path.write_text(json.dumps(run))
+            (implementation.parent / f"{name}-at-{commit}.json").write_text(json.dumps(at))
+            measured["spec"]["implementationDigest"] = digest("ImplementationRevision", at["spec"])
+        measured["spec"]["observedAt"] = f"2025-06-{day:02d}T06:00:00.000Z"
+        measured["spec"]["sourceNative"]["externalId"] += f"/{day}"
+        path = run.parent / f"{name}-{day}.json"
+        path.write_text(json.dumps(measured))
         set_latency(path, median, median - median // 100, median + median // 100)
-    return content
 
 
 def test_a_step_in_the_catalog_is_located_between_two_commits(tmp_path: Path) -> None:

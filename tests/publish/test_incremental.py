@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,6 @@ import sitegen.site.plan
 import sitegen.site.quality
 from sitegen.analysis.quality import assess
 from sitegen.analysis.speed_of_light import speed_of_light
-from sitegen.model.digest import digest
 from sitegen.pipeline import build_site
 from sitegen.publish.incremental import (
     STATE_HEADER,
@@ -39,7 +39,7 @@ from sitegen.site.quality import marks_key, run_quality
 from sitegen.site.resource import KINDS
 from sitegen.site.run import run_key
 from sitegen.user_cache import state_key, user_cache_dir
-from tests.analysis.test_regressions import with_commits
+from tests.analysis.test_regressions import at_commits, with_commits
 from tests.analysis.test_verdicts import set_latency
 from tests.conftest import FIXTURES
 from tests.test_pipeline import tree
@@ -471,12 +471,9 @@ def test_a_state_held_in_memory_rebuilds_as_cold(
     assert step("unchanged") == {}
 
 
-def test_what_is_held_follows_a_regression_made_moved_and_undone(
-    tmp_path: Path, held_keys_checked: list[tuple[int, int]]
-) -> None:
-    """A regression changes the marks and lines of every run after it, and the ranking of its
-    cohort: the held builds' keys and marks (`held_keys_checked`) and pages follow."""
-    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+def held_step(content: Path, tmp_path: Path) -> Callable[[str], int]:
+    """A build of `content` with a state held in memory, compared with a cold build: how many
+    run pages say the run sits after a regression of 1.3×."""
     out = tmp_path / "public"
     state = State()
 
@@ -486,6 +483,16 @@ def test_what_is_held_follows_a_regression_made_moved_and_undone(
         pages = (out / "runs").glob("*/index.html")
         return sum(1 for page in pages if "after a regression: 1.3" in page.read_text())
 
+    return step
+
+
+def test_what_is_held_follows_a_regression_made_moved_and_undone(
+    tmp_path: Path, held_keys_checked: list[tuple[int, int]]
+) -> None:
+    """A regression changes the marks and lines of every run after it, and the ranking of its
+    cohort: the held builds' keys and marks (`held_keys_checked`) and pages follow."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    step = held_step(content, tmp_path)
     assert step("made") == 4  # the runs of commits 6 to 9
     set_latency(content / "runs" / "commit-6.json", 50_000, 49_500, 50_500)
     assert step("moved") == 3
@@ -493,34 +500,6 @@ def test_what_is_held_follows_a_regression_made_moved_and_undone(
         set_latency(content / "runs" / f"commit-{day}.json", 50_000, 49_500, 50_500)
     assert step("undone") == 0
     assert [held for held, _ in held_keys_checked] == [0, 2, 2]  # LayerNorm's made again
-
-
-def at_commits(content: Path, run_glob: str, implementation: str, medians: list[int]) -> str:
-    """One run file of `content` measured again at commits 1, 2, … (one a day in June 2025;
-    each commit its own revision of `implementation`), with these medians: its files' stem."""
-    (template,) = (content / "runs").glob(run_glob)
-    document = json.loads(template.read_text())
-    template.unlink()
-    revision = json.loads((content / "implementations" / implementation).read_text())
-    stem = implementation.removesuffix(".json")
-    for day, median in enumerate(medians, start=1):
-        at = json.loads(json.dumps(revision))
-        at["metadata"]["name"] += f"-{day:02d}"
-        at["spec"]["projectRevision"] = {"commit": f"{day:02d}" * 20}
-        (content / "implementations" / f"{stem}-at-{day}.json").write_text(json.dumps(at))
-        run = json.loads(json.dumps(document))
-        run["metadata"]["name"] += f"-{day}"
-        run["metadata"]["labels"] |= {
-            "liger_commit": f"{day:02d}" * 20,
-            "liger_commit_date": f"2025-06-{day:02d}T00:00:00.000Z",
-        }
-        run["spec"]["implementationDigest"] = digest("ImplementationRevision", at["spec"])
-        run["spec"]["observedAt"] = f"2025-06-{day:02d}T06:00:00.000Z"
-        run["spec"]["sourceNative"]["externalId"] += f"/{day}"
-        path = content / "runs" / f"{stem}-{day}.json"
-        path.write_text(json.dumps(run))
-        set_latency(path, median, median - median // 100, median + median // 100)
-    return stem
 
 
 def test_a_step_another_kernel_shares_is_followed_by_the_kernel_left_as_it_was(
@@ -534,21 +513,15 @@ def test_a_step_another_kernel_shares_is_followed_by_the_kernel_left_as_it_was(
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     flat, step_up = [50_000] * 9, [50_000] * 5 + [65_000] * 4
-    at_commits(content, "*layer-norm-forward-liger-*a100*hidden4096-*", LAYER_NORM, step_up)
-    entropy = at_commits(content, "*cross-entropy-forward-liger-*vocab4096-*", ENTROPY, flat)
-    out = tmp_path / "public"
-    state = State()
-
-    def step(name: str) -> int:
-        assert build_site(content, out, state=state).out_dir is not None
-        assert tree(out) == cold(content, tmp_path, name), name
-        pages = (out / "runs").glob("*/index.html")
-        return sum(1 for page in pages if "after a regression: 1.3" in page.read_text())
-
+    runs, implementations = content / "runs", content / "implementations"
+    (norm,) = runs.glob("*layer-norm-forward-liger-*a100*hidden4096-*")
+    at_commits(norm, implementations / LAYER_NORM, step_up, name="norm")
+    (entropy,) = runs.glob("*cross-entropy-forward-liger-*vocab4096-*")
+    at_commits(entropy, implementations / ENTROPY, flat, name="entropy")
+    step = held_step(content, tmp_path)
     assert step("code") == 4  # LayerNorm's runs of commits 6 to 9
     for day in (6, 7, 8, 9):
-        run = content / "runs" / f"{entropy}-{day}.json"
-        set_latency(run, 65_000, 64_350, 65_650)
+        set_latency(runs / f"entropy-{day}.json", 65_000, 64_350, 65_650)
     assert step("machine") == 0
     assert held_keys_checked[-1] == (1, 3)  # RMSNorm's: no run shares a cohort or step
     assert step("unchanged") == 0 and held_keys_checked[-1] == (3, 3)
