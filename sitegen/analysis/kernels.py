@@ -192,9 +192,9 @@ class HeldAnalysis:
     )
     # The site-wide inputs `groups` were made with (`pipeline._site_key`).
     groups_site: str = ""
-    # Each manifest entry's line in manifest.json, by the entry object (render/outputs.py):
-    # the last build's entries alone.
-    lines: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
+    # The last build's manifest.json and where each entry's line is in it (render/outputs.py's
+    # `ManifestLines`), None before the first.
+    lines: Any = None
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
+
 from sitegen.publish.manifest import Manifest
 from sitegen.render.compact_json import compact_json
 from sitegen.render.outputs import export_jsonl, manifest_json, sitemap_xml
@@ -84,3 +86,39 @@ def test_sitemap_escapes_what_xml_needs() -> None:
         *urls
     ]
     assert b"&amp;r=&#39;2&#39;&lt;&gt;&#34;" in sitemap_xml(urls)
+
+
+def test_a_held_manifest_takes_the_lines_of_its_unchanged_entries_from_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`sitegen serve`: the same bytes as written whole, with only the entries that are not the
+    very objects of the last build's manifest written again."""
+    import sitegen.render.outputs
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.pipeline import manifest_of_content
+
+    manifest = manifest_of_content(SITE_CONTENT).manifest
+    assert manifest is not None and len(manifest.entries) > 2
+    held = HeldAnalysis()
+    assert manifest_json(manifest, held) == manifest_json(manifest)
+    written: list[str] = []
+    entry_document = sitegen.render.outputs.entry_document
+    monkeypatch.setattr(
+        sitegen.render.outputs,
+        "entry_document",
+        lambda entry: written.append(entry.digest) or entry_document(entry),
+    )
+    first = manifest.entries[0]
+    changed = replace(first, title=first.title + " (again)")
+    second = manifest._replace(entries=(changed, *manifest.entries[2:]))
+    assert manifest_json(second, held) == manifest_json(second)
+    assert written == [changed.digest] + [e.digest for e in second.entries]
+    # Back to the first: its first two entries are not the second's objects.
+    written.clear()
+    assert manifest_json(manifest, held) == manifest_json(manifest)
+    assert written == [e.digest for e in manifest.entries[:2] + manifest.entries]
+    # An equal copy is not the very object: written again.
+    written.clear()
+    copy = manifest._replace(entries=(replace(first), *manifest.entries[1:]))
+    assert manifest_json(copy, held) == manifest_json(manifest)
+    assert written[0] == first.digest and len(written) == 1 + len(manifest.entries)
