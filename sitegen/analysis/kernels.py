@@ -16,7 +16,7 @@ import operator
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -339,7 +339,7 @@ def per_group(
     return {key: item[2] for key, item in now.items()}
 
 
-def _same_objects(held: tuple[Any, ...], members: tuple[Any, ...]) -> bool:
+def _same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
     return len(held) == len(members) and all(map(operator.is_, held, members))
 
 
@@ -446,10 +446,10 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
 
 def _same_runs(held: tuple[RunFacts, ...], runs: list[RunFacts]) -> bool:
     """Whether a held kernel's runs are these very facts objects (held ones: equal content)."""
-    if len(held) != len(runs):
-        return False
     # Both in digest order where nothing moved: compared in place before as sets.
-    return all(map(operator.is_, held, runs)) or set(map(id, held)) == set(map(id, runs))
+    return _same_objects(held, runs) or (
+        len(held) == len(runs) and set(map(id, held)) == set(map(id, runs))
+    )
 
 
 def _run_facts(
