@@ -216,7 +216,9 @@ def build_site(
     `deployment` says where the site is published (a local build when None), `baseline` what
     its changes page compares it with (none when None). `incremental` reads and keeps the state
     in the user's cache folder; `state` is one held in memory instead (`sitegen serve`),
-    updated in place. Either way only changed content is read again, only changed pages
+    updated in place; both (the build daemon, cli/daemon.py): held in memory, with the
+    output checked against what the last build left as an incremental build on disk checks it.
+    Either way only changed content is read again, only changed pages
     rendered and only changed files written. `progress` hears of each stage and of the pages
     rendered. `regression_threshold` is the factor a step in a series' history must reach to
     be reported (analysis/regressions.py). With a `state` held in memory, `shown_first` is
@@ -314,9 +316,10 @@ def _build(
             if _missed(changed, content_dir, state):
                 return None
             return BuiltSite(checked, None, 0, 0, 0, [])
-        if on_disk and state is not None:
-            # Is the output as the last build left it? Asked of a CPU aside while this one
-            # plans (during the load, the CPUs summarise the cached runs).
+        if incremental and state is not None:
+            # Is the output as the last build left it (the state on disk, or the build
+            # daemon's)? Asked of a CPU aside while this one plans (during the load, the CPUs
+            # summarise the cached runs).
             walk = functools.partial(tree_unchanged, out_dir.resolve(), state.tree)
             tree_check = stack.enter_context(process.meanwhile(walk)) if state.outputs else walk
         with _stage(progress, "analyse"):  # done by the check: what is left is the reports

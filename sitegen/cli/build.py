@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.cli.arguments import content_directory
 from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK
@@ -16,6 +16,9 @@ from sitegen.model.wording import counted
 from sitegen.progress import Progress
 from sitegen.publish.deploy import CONTEXTS, Deployment, deployment_from
 from sitegen.publish.write import InterruptedAfterSwap
+
+if TYPE_CHECKING:
+    from sitegen.publish.incremental import State
 
 
 def add_to(commands: Any) -> None:
@@ -38,6 +41,13 @@ def add_to(commands: Any) -> None:
         action="store_true",
         help="keep a cache (in ~/.cache/sitegen) and redo only what changed since the last "
         "--incremental build (same bytes as a full build; docs/performance.md)",
+    )
+    parser.add_argument(
+        "--daemon",
+        action="store_true",
+        help="an --incremental build whose state a background process keeps in memory for "
+        "the next --incremental build of this content into this output, which it runs (it "
+        "ends after 30 minutes without one; docs/performance.md)",
     )
     parser.add_argument(
         "--wait", action="store_true", help="wait for another build writing OUT_DIR to finish"
@@ -90,6 +100,14 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     content = content_directory(args.content_dir, "build")
+    held: State | None = getattr(args, "held_state", None)  # set by the build daemon
+    if held is None and (args.incremental or args.daemon):
+        # Run by the daemon of this output and content, where there is one (or --daemon).
+        from sitegen.cli.daemon import build_by_daemon
+
+        answer = build_by_daemon(args)
+        if answer is not None:
+            return answer
     deployment = _deployment(args)
     baseline = None
     if deployment.compares:
@@ -116,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
         progress=TerminalProgress() if sys.stderr.isatty() else LogProgress(),
         deployment=deployment,
         baseline=baseline,
-        incremental=args.incremental,
+        incremental=args.incremental or args.daemon,
+        state=held,
         wait=args.wait,
         search=args.search,
         **threshold,
@@ -140,6 +159,14 @@ def run(args: argparse.Namespace) -> int:
     print(printable(f"built {pages} ({runs}) in {elapsed:.1f} s{indexed} → {args.out}"))
     if not deployment.production:
         print(f"{deployment.context}: noindex, with a preview banner", file=sys.stderr)
+    if held is not None:
+        from sitegen.cli.daemon import IDLE_S
+
+        print(
+            f"run by the build daemon (process {os.getpid()}), which keeps the state for the "
+            f"next --incremental build for {IDLE_S // 60} minutes",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 

@@ -1,0 +1,236 @@
+"""The build daemon (`sitegen build --daemon`): it runs the next `--incremental` builds with
+the state held, each byte for byte a cold build; it takes no build from other code or another
+user's shape of request; a client's Ctrl-C or going away interrupts its build; its state is
+kept when it ends."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+import sitegen.cli.daemon
+from sitegen import process
+from sitegen.cli import main
+from sitegen.cli.daemon import (
+    REQUEST_LIMIT,
+    WATCH_THREAD,
+    _read_request,
+    _Watch,
+    daemon_paths,
+)
+from sitegen.publish.incremental import read_state
+from tests.publish.test_incremental import SITE_CONTENT, cold, edit, run_files
+from tests.test_pipeline import tree
+
+DAEMON_LINE = re.compile(r"run by the build daemon \(process (\d+)\)")
+
+
+@pytest.fixture
+def daemons() -> Iterator[list[int]]:
+    """The daemons a test started, by process id: ended (SIGTERM) after it if still there."""
+    started: list[int] = []
+    yield started
+    for pid in started:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        assert _gone(pid)
+
+
+def _gone(pid: int, within: float = 30.0) -> bool:
+    """Whether the daemon `pid` has ended within `within` seconds (this process reaps it: a
+    test's client started it; a command's client exits, and it is reparented)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:  # reaped by subprocess's own clean-up, or not a child
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def _build(
+    capsys: pytest.CaptureFixture[str], content: Path, out: Path, *options: str
+) -> tuple[int, int | None, str]:
+    """A `sitegen build` run in this process: its exit status, the daemon that ran it if one
+    did, and what it printed on stderr."""
+    code = main(["build", str(content), "--out", str(out), "--no-search", *options])
+    err = capsys.readouterr().err
+    found = DAEMON_LINE.search(err)
+    return code, int(found[1]) if found else None, err
+
+
+def _content(tmp_path: Path) -> Path:
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    return content
+
+
+def _raise_median(document: dict) -> None:  # type: ignore[type-arg]
+    document["spec"]["timing"]["latencyNs"]["median"] += 1000
+
+
+def test_the_daemon_runs_the_next_incremental_builds_as_cold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], daemons: list[int]
+) -> None:
+    content, out = _content(tmp_path), tmp_path / "public"
+    code, pid, _ = _build(capsys, content, out, "--daemon")
+    assert code == 0 and pid is not None and pid != os.getpid()
+    daemons.append(pid)
+    assert tree(out) == cold(content, tmp_path, "first")
+    first = run_files(content)[0]
+    edit(first, _raise_median)
+    code, by, _ = _build(capsys, content, out, "--incremental")
+    assert (code, by) == (0, pid)
+    assert tree(out) == cold(content, tmp_path, "edited")
+    # A file it does not check clean: exit 1 and the report, the site as it was, still held.
+    before = tree(out)
+    (content / "broken.json").write_text('{"apiVersion": ')
+    assert main(["build", str(content), "--out", str(out), "--incremental", "--no-search"]) == 1
+    printed = capsys.readouterr()
+    assert "content/broken.json: 1:16: invalid JSON" in printed.out
+    assert "build failed: nothing was written" in printed.err
+    assert tree(out) == before
+    (content / "broken.json").unlink()
+    edit(first, _raise_median)
+    assert _build(capsys, content, out, "--incremental")[:2] == (0, pid)
+    assert tree(out) == cold(content, tmp_path, "again")
+    # An output changed between builds is rebuilt whole, as by `build --incremental` on disk.
+    (out / "index.html").write_text("defaced")
+    assert _build(capsys, content, out, "--incremental")[:2] == (0, pid)
+    assert tree(out) == cold(content, tmp_path, "again")
+    # Ended between builds, it keeps the state: the next build, in this process, starts from it.
+    os.kill(pid, signal.SIGTERM)
+    assert _gone(pid)
+    daemons.remove(pid)
+    assert read_state(out, content) is not None
+    edit(first, _raise_median)
+    code, by, _ = _build(capsys, content, out, "--incremental")
+    assert (code, by) == (0, None)
+    assert tree(out) == cold(content, tmp_path, "after")
+
+
+def test_a_daemon_of_other_code_refuses_and_ends(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    daemons: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    content, out = _content(tmp_path), tmp_path / "public"
+    code, pid, _ = _build(capsys, content, out, "--daemon")
+    assert code == 0 and pid is not None
+    daemons.append(pid)
+    # As a client after an edit of sitegen's code: the daemon runs the code it started with.
+    monkeypatch.setattr(sitegen.cli.daemon, "code_hash", lambda: "other code")
+    edit(run_files(content)[0], _raise_median)
+    code, by, err = _build(capsys, content, out, "--incremental")
+    assert (code, by) == (0, None)
+    assert "the build daemon did not take this build (it runs other sitegen code)" in err
+    assert tree(out) == cold(content, tmp_path, "edited")
+    assert _gone(pid)
+    daemons.remove(pid)
+
+
+def test_without_a_daemon_an_incremental_build_is_built_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    content, out = _content(tmp_path), tmp_path / "public"
+    assert _build(capsys, content, out, "--incremental")[:2] == (0, None)
+    # A cache folder whose path leaves no room for a socket's name: no daemon, said so.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ("c" * 120)))
+    code, by, err = _build(capsys, content, out, "--daemon")
+    assert (code, by) == (0, None)
+    assert "warning: no private cache folder for a build daemon: built in this process" in err
+    assert daemon_paths(out, content, make=False) is None
+
+
+def test_a_client_that_asks_or_goes_away_interrupts_the_build() -> None:
+    for ending in ("interrupt", "close"):
+        ours, theirs = socket.socketpair()
+        interrupted = False
+        with process.stopped_by_signals():
+            try:
+                with _Watch(ours):
+                    if ending == "interrupt":
+                        theirs.sendall(b"interrupt\n")
+                    else:
+                        theirs.close()
+                    deadline = time.monotonic() + 10
+                    while time.monotonic() < deadline:  # a build, working
+                        time.sleep(0.01)
+            except KeyboardInterrupt:
+                interrupted = True
+        assert interrupted, ending
+        ours.close()
+        theirs.close()
+
+
+def test_no_interrupt_reaches_past_the_build() -> None:
+    """A client that goes away once its build has ended interrupts nothing (a stray SIGINT
+    would raise KeyboardInterrupt here, outside any build)."""
+    ours, theirs = socket.socketpair()
+    with process.stopped_by_signals(), _Watch(ours):
+        pass
+    theirs.close()
+    for thread in threading.enumerate():
+        if thread.name == WATCH_THREAD:
+            thread.join(5)
+            assert not thread.is_alive()
+    ours.close()
+
+
+def _asked(data: bytes) -> dict | None:  # type: ignore[type-arg]
+    ours, theirs = socket.socketpair()
+
+    def send() -> None:  # beside the read: more than a socket's buffer would block it
+        with contextlib.suppress(OSError):
+            theirs.sendall(data)
+        theirs.shutdown(socket.SHUT_WR)
+
+    with ours, theirs:
+        sending = threading.Thread(target=send)
+        sending.start()
+        found = _read_request(ours)
+        ours.close()
+        sending.join(10)
+        return found
+
+
+def test_a_request_not_of_the_clients_shape_is_not_taken() -> None:
+    good = {
+        "code": "c",
+        "options": {"content_dir": "/c", "out": "/o", "search": False},
+        "folder": "/",
+        "environment": {"HOME": "/root"},
+        "terminal": False,
+    }
+    assert _asked(orjson.dumps(good) + b"\n") == good
+    refused = [
+        b"",
+        orjson.dumps(good),  # cut short: no end of line
+        b"{not json\n",
+        b"[]\n",
+        orjson.dumps({**good, "eval": "__import__('os')"}) + b"\n",
+        orjson.dumps({**good, "options": {**good["options"], "out": ["/o"]}}) + b"\n",
+        orjson.dumps({**good, "options": {"out": "/o"}}) + b"\n",
+        orjson.dumps({**good, "environment": {"HOME": 1}}) + b"\n",
+        orjson.dumps({**good, "terminal": "yes"}) + b"\n",
+        b'{"code": "' + b"x" * REQUEST_LIMIT + b'"}\n',
+    ]
+    for data in refused:
+        assert _asked(data) is None, data[:80]
