@@ -19,10 +19,10 @@ does by default); `--no-search-sizes` leaves the second pair out. With `--agains
 checkout builds with the same flags as this one in both pairs.
 
 Then the real catalog (`content/`) is built cold, on disk and on tmpfs, and at the largest size
-up to 100k one run file is edited and rebuilt, by `sitegen build --incremental` and by
-`sitegen serve`. With `--python`, another interpreter
-builds the real catalog too, alternating with this one: what the build of Python itself costs
-(docs/performance.md).
+up to 100k one run file is edited and rebuilt, by `sitegen build --incremental` (in a fresh
+process, and sent to a build daemon: `--daemon`) and by `sitegen serve`. With `--python`,
+another interpreter builds the real catalog too, alternating with this one: what the build of
+Python itself costs (docs/performance.md).
 
 Peak memory is sampled over the build's process tree (sitegen's forked workers included): the
 sum of RSS every 50 ms from /proc/<pid>/statm (pages shared copy-on-write counted in every
@@ -54,7 +54,9 @@ import resource
 import shlex
 import shutil
 import signal
+import socket
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -636,33 +638,86 @@ def _edit(target: Path, original: bytes, number: int) -> None:
 
 
 def bench_incremental(n: int, repeat: int, place: Place) -> dict[str, Any]:
-    """A full build with the cache, then one run file edited (median +1 ns) and rebuilt."""
+    """A full build with the cache, then one run file edited (median +1 ns) and rebuilt: by a
+    fresh `sitegen build --incremental`, and by one sent to the build daemon of another output
+    (`--daemon` first), alternating, each edit built by both."""
     content, _ = catalog(n)
     out = place.root / f"sitegen-incremental-{n}"
+    held_out = place.root / f"sitegen-daemon-{n}"
     place.clear(out)  # and the cache beside it
+    place.clear(held_out)
     first = measure(sitegen_command(content, out, "--incremental"))
+    first_held = measure(sitegen_command(content, held_out, "--daemon"))
+    daemon = _daemon_of(held_out, content)
     target = _one_run_file(content)
     original = target.read_bytes()
-    samples = []
+    samples, held = [], []
     try:
         for number in range(repeat):
             _edit(target, original, number)
             samples.append(measure(sitegen_command(content, out, "--incremental")))
-            print(f"  {n:>9,} one-file  {samples[-1]['wall_s']:7.2f} s", flush=True)
+            held.append(measure(sitegen_command(content, held_out, "--incremental")))
+            print(
+                f"  {n:>9,} one-file  {samples[-1]['wall_s']:7.2f} s, "
+                f"by the daemon {held[-1]['wall_s']:7.2f} s",
+                flush=True,
+            )
+        daemon_peak = _peak_rss(daemon)
     finally:
         target.write_bytes(original)
+        _end(daemon)
     place.clear(out)
-    wall = statistics.median(s["wall_s"] for s in samples)
+    place.clear(held_out)
     return {
         "runs": n,
         "output": place.name,
         "file": str(target.relative_to(content)),
         "full_build_with_cache_s": round(first["wall_s"], 3),
-        "wall_s": round(wall, 3),
+        "wall_s": round(statistics.median(s["wall_s"] for s in samples), 3),
         "wall_s_all": [round(s["wall_s"], 3) for s in samples],
         "peak_pss_mib": round(max(s["peak_pss_bytes"] for s in samples) / 2**20),
         "peak_rss_mib": round(max(s["peak_rss_bytes"] for s in samples) / 2**20),
+        "daemon_first_build_s": round(first_held["wall_s"], 3),
+        "daemon_wall_s": round(statistics.median(s["wall_s"] for s in held), 3),
+        "daemon_wall_s_all": [round(s["wall_s"], 3) for s in held],
+        "daemon_peak_rss_mib": round(daemon_peak / 2**20),
     }
+
+
+def _daemon_of(out: Path, content: Path) -> int:
+    """The process id of the build daemon of `out` and `content` (asked of its socket)."""
+    from sitegen.cli.daemon import daemon_paths
+
+    paths = daemon_paths(out, content, make=False)
+    if paths is None:
+        raise SystemExit("no build daemon: no private cache folder")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(os.fspath(paths[0]))
+        credentials = connection.getsockopt(
+            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+        )
+    return int(struct.unpack("3i", credentials)[0])
+
+
+def _peak_rss(pid: int) -> int:
+    """A process's peak RSS so far (VmHWM), in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _end(pid: int) -> None:
+    """End the daemon `pid` (SIGTERM: it writes its state first) and wait for it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
 
 
 def bench_serve(n: int, repeat: int, place: Place) -> dict[str, Any]:
@@ -862,7 +917,10 @@ def table(results: dict[str, Any]) -> str:
             f"One run file changed at {incremental['runs']:,} runs (output on "
             f"{incremental['output']}), `sitegen build --incremental`: "
             f"**{incremental['wall_s']:.2f} s** (full build filling the cache: "
-            f"{incremental['full_build_with_cache_s']:.2f} s)."
+            f"{incremental['full_build_with_cache_s']:.2f} s); sent to the build daemon "
+            f"(`--daemon`), alternating: **{incremental['daemon_wall_s']:.2f} s** (its "
+            f"first build {incremental['daemon_first_build_s']:.2f} s, its peak RSS "
+            f"{incremental['daemon_peak_rss_mib']:,} MiB)."
         )
     serve = results.get("serve")
     if serve:

@@ -111,11 +111,24 @@ def build_by_daemon(args: argparse.Namespace) -> int | None:
     if connection is None:
         return None
     with connection:
+        if not args.wait:
+            _refuse_if_busy(args.out)
         answer = _run_there(connection, args)
     if isinstance(answer, str):
         _warn(f"the build daemon did not take this build ({answer}): built in this process")
         return None
     return answer
+
+
+def _refuse_if_busy(out_dir: Path) -> None:
+    """OutputBusy, as a build in this process would raise, if another command is writing
+    `out_dir` (the daemon would wait for its turn; a refused build would end it)."""
+    from sitegen.publish.lock import lock_path, locked
+
+    target = Path(os.path.abspath(out_dir)).resolve()
+    if os.path.lexists(lock_path(target)):
+        with locked(target):
+            pass
 
 
 def _connect(path: Path) -> socket.socket | None:

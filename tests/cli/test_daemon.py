@@ -30,6 +30,7 @@ from sitegen.cli.daemon import (
     daemon_paths,
 )
 from sitegen.publish.incremental import read_state
+from sitegen.publish.lock import locked
 from tests.publish.test_incremental import SITE_CONTENT, cold, edit, run_files
 from tests.test_pipeline import tree
 
@@ -144,6 +145,22 @@ def test_a_daemon_of_other_code_refuses_and_ends(
     assert tree(out) == cold(content, tmp_path, "edited")
     assert _gone(pid)
     daemons.remove(pid)
+
+
+def test_an_output_being_written_is_refused_and_the_daemon_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], daemons: list[int]
+) -> None:
+    content, out = _content(tmp_path), tmp_path / "public"
+    code, pid, _ = _build(capsys, content, out, "--daemon")
+    assert code == 0 and pid is not None
+    daemons.append(pid)
+    edit(run_files(content)[0], _raise_median)
+    with locked(out.resolve()):  # another command writing the output
+        code, by, err = _build(capsys, content, out, "--incremental")
+    assert (code, by) == (2, None)
+    assert f"{out.resolve()} is being written by another sitegen command" in err
+    assert _build(capsys, content, out, "--incremental")[:2] == (0, pid)
+    assert tree(out) == cold(content, tmp_path, "edited")
 
 
 def test_without_a_daemon_an_incremental_build_is_built_here(
