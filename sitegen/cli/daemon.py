@@ -54,6 +54,7 @@ import orjson
 
 from sitegen.cli.exit_codes import EXIT_CONTENT, EXIT_OK, CommandError
 from sitegen.cli.guard import guarded, os_reason
+from sitegen.code_hash import package_hash
 from sitegen.user_cache import private_cache_folder
 
 DAEMON_FOLDER = "daemons"  # in the user's cache folder
@@ -84,10 +85,7 @@ def daemon_paths(out_dir: Path, content_dir: Path, make: bool) -> tuple[Path, Pa
 
 def code_hash() -> str:
     """Which sitegen code this process runs: a daemon runs builds only for its own."""
-    # Imported here: a client that finds no daemon should not pay for it.
-    from sitegen.publish.incremental import code_version
-
-    return code_version()
+    return package_hash()
 
 
 # ---- the client: `sitegen build --incremental` (and `--daemon`) ----

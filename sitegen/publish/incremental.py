@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from sitegen.analysis.kernels import HeldAnalysis
+from sitegen.code_hash import hash_files, package_hash
 from sitegen.content.catalog import Catalog, HeldResolution
 from sitegen.content.load import HeldLoads, HeldWalk, LoadCache, Packed, StatKey
 from sitegen.model.problems import Problem, Severity
@@ -67,7 +68,6 @@ STATE_FOLDER = "builds"  # in the user's cache folder
 STATE_HEADER = b"sitegen incremental state\n"
 FORMAT = 5
 STATE_LIMIT = 1 << 32  # bytes: far beyond any real state, short of filling memory
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None, sha256 of bytes)
 
@@ -76,15 +76,7 @@ Outputs = dict[str, tuple[str | None, str]]  # output path → (page key or None
 def code_version() -> str:
     """A hash of sitegen's code: a state written by other code is not used (its shape may
     differ). Templates and assets are in each page's key instead (`fingerprint`)."""
-    return _hash_files(hashlib.sha256(f"format {FORMAT}\n".encode()), (PACKAGE_DIR,))
-
-
-def _hash_files(digest: Any, folders: tuple[Path, ...]) -> str:
-    for folder in folders:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and path.suffix in (".py", ".html", ".xml", ".css", ".js"):
-                digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()  # type: ignore[no-any-return]
+    return hashlib.sha256(f"format {FORMAT}\n{package_hash()}".encode()).hexdigest()
 
 
 @dataclass
@@ -363,7 +355,7 @@ def _optional_text(value: Any) -> str | None:
 def fingerprint(catalog: Catalog, urls: SiteUrls, *extra: Any) -> str:
     """Everything besides the runs that any page may show, hashed."""
     digest = hashlib.sha256(code_version().encode())
-    digest.update(_hash_files(hashlib.sha256(), (TEMPLATES_DIR, ASSETS_DIR)).encode())
+    digest.update(hash_files(hashlib.sha256(), (TEMPLATES_DIR, ASSETS_DIR)).encode())
     digest.update(repr(sorted((k, a.path) for k, a in site_assets(True).items())).encode())
     digest.update(repr((urls.prefix, urls.base)).encode())
     # Runs are ~90 % of the catalog: left out before the sort, not after.
