@@ -136,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
         baseline=baseline,
         incremental=args.incremental or args.daemon,
         state=held,
+        # What the daemon's file watcher saw change since its last build (None: walk it all).
+        changed=getattr(args, "held_changed", None),
         wait=args.wait,
         search=args.search,
         **threshold,

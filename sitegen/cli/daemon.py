@@ -48,7 +48,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -57,13 +57,16 @@ from sitegen.cli.guard import guarded, os_reason
 from sitegen.code_hash import package_hash
 from sitegen.user_cache import private_cache_folder
 
+if TYPE_CHECKING:  # watchfiles with it: imported by the daemon, never by a client
+    from sitegen.serve.server import Watcher
+
 DAEMON_FOLDER = "daemons"  # in the user's cache folder
 IDLE_S = 30 * 60  # a daemon ends after this long without a build
 REQUEST_LIMIT = 1 << 20  # bytes: options, folder and environment, far below
 START_S = 60.0  # how long a client waits for a daemon it started to listen
 SOCKET_PATH_MAX = 100  # bytes: Linux's sun_path holds 108, with its NUL
 # The options a request may not set: what the daemon decides itself.
-NOT_SENT = frozenset({"handler", "interrupted", "command", "held_state"})
+NOT_SENT = frozenset({"handler", "interrupted", "command", "held_state", "held_changed"})
 DAEMON_MAIN = "import sys; from sitegen.cli.daemon import main; main(*sys.argv[1:])"
 WATCH_THREAD = "sitegen-daemon-watch"
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
@@ -288,15 +291,24 @@ class Daemon:
         # The state `build --incremental` left, if any: the first build here is incremental.
         self.state: State | None = read_state(out_dir, content_dir) or State()
         self.kept = True  # the state is true to the output: it may be written when this ends
+        self.watcher: Watcher | None = None
 
     def serve(self, listener: socket.socket) -> None:
         def ended(number: int, frame: FrameType | None) -> None:
             raise _Ended
 
+        from watchfiles import watch
+
+        from sitegen.serve.server import Watcher
+
         signal.signal(signal.SIGTERM, ended)
         # Between builds a stray Ctrl-C does nothing; during one, the guard makes it stop it.
         signal.signal(signal.SIGINT, lambda number, frame: None)
         listener.settimeout(IDLE_S)
+        stopping = threading.Event()
+        # What changed in the content since the last build, as `sitegen serve` hears it: a
+        # build looks at those files, the rest of the tree walked by a worker beside it.
+        self.watcher = Watcher(watch, (self.content_dir,), stopping)
         try:
             while True:
                 try:
@@ -309,6 +321,7 @@ class Daemon:
         except _Ended:
             pass
         finally:
+            stopping.set()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             self.keep()
 
@@ -358,6 +371,7 @@ class Daemon:
                 setattr(args, name, value)
         args.content_dir, args.out = Path(args.content_dir), Path(args.out)
         args.held_state = self.state
+        args.held_changed = self.watcher.taken() if self.watcher is not None else None
         terminal = request["terminal"]
         with (
             _environment(request["environment"]),

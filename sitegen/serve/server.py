@@ -545,6 +545,7 @@ class Watcher:
         self._watch = watch
         self._watched = watched
         self._stopping = stopping
+        self._failed = False
         threading.Thread(target=self._run, name="sitegen-watcher", daemon=True).start()
 
     def _run(self) -> None:
@@ -567,12 +568,30 @@ class Watcher:
         reports = [self._reports.get()]
         while not self._reports.empty():
             reports.append(self._reports.get())
-        changed: set[str] | None = set()
-        for report in reports:
-            if isinstance(report, BaseException):
-                raise report
-            changed = None if report is None or changed is None else changed | report
+        return _merged(reports)
+
+    def taken(self) -> set[str] | None:
+        """Every change reported since the last call, without waiting (the build daemon):
+        the paths, or None where a template changed or the watcher failed (a build then
+        walks the tree, and does so from then on)."""
+        reports: list[set[str] | BaseException | None] = []
+        while not self._reports.empty():
+            reports.append(self._reports.get())
+        try:
+            changed = None if self._failed else _merged(reports)
+        except Exception:  # the watcher's own failure (a watch limit reached, say)
+            changed = None
+            self._failed = True
         return changed
+
+
+def _merged(reports: list[set[str] | BaseException | None]) -> set[str] | None:
+    changed: set[str] | None = set()
+    for report in reports:
+        if isinstance(report, BaseException):
+            raise report
+        changed = None if report is None or changed is None else changed | report
+    return changed
 
 
 def read_by_builds(roots: Iterable[Path], change: object, path: str) -> bool:

@@ -655,6 +655,18 @@ def test_the_watcher_hands_on_every_change_reported_since_the_last_build(tmp_pat
         assert watcher_of({(2, saved)}, {(2, template)}, {(2, again)}).next() is None
         with pytest.raises(RuntimeError, match="watch limit"):
             watcher_of(RuntimeError("inotify watch limit reached")).next()
+        # The build daemon takes what was reported without waiting; a failed watcher is
+        # no one's word any more: every build then walks the tree.
+        watcher = watcher_of({(2, saved)}, {(2, again)})
+        assert watcher.taken() == {saved, again}
+        assert watcher.taken() == set()
+        assert watcher_of({(2, saved)}, {(2, template)}).taken() is None
+        failed = watcher_of(RuntimeError("inotify watch limit reached"))
+        deadline = time.monotonic() + 10
+        while not failed.waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert failed.taken() is None
+        assert failed.taken() is None
     finally:
         stopping.set()
 
