@@ -265,7 +265,8 @@ def _load_cached(
         del cache[shown]
     for shown in set(made) - set(keys):
         del made[shown]
-    # Not held (`build --incremental`) and not read now: summarised here, beside a worker.
+    # Not held (`build --incremental`, or the build daemon's first build from its state on
+    # disk) and not read now: summarised here, beside a worker.
     unsummarised = [shown for _, shown in files if shown not in made]
     summarised = dict(
         zip(unsummarised, _summaries([cache[shown][1] for shown in unsummarised]), strict=True)
@@ -275,7 +276,10 @@ def _load_cached(
         _, packed, found = cache[shown]
         file = made.get(shown)
         if file is None:
-            resources += unpack(packed, summaries=summarised[shown])
+            unpacked = unpack(packed, summaries=summarised[shown])
+            if held is not None:  # held from now on: the next build takes these very objects
+                made[shown] = HeldFile(summarised[shown], unpacked)
+            resources += unpacked
         else:
             if file.resources is None:  # kept where `held` is, their summaries too (analysis)
                 file.resources = unpack(packed, summaries=file.summaries)

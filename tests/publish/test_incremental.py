@@ -393,6 +393,37 @@ def held_keys_checked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     return reused
 
 
+def test_a_state_read_from_disk_then_held_holds_every_file(tmp_path: Path) -> None:
+    """The build daemon's path: its first build starts from the state `build --incremental`
+    left on disk, then holds it. After that build every file's resources are held, so the
+    next build takes the very same objects for every file but the edited one (what the
+    analysis and the resolution keep from one build to the next is kept per object)."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    assert build_site(content, out, incremental=True).out_dir is not None
+    state = read_state(out, content)
+    assert state is not None and state.loads and not state.held_loads
+    assert build_site(content, out, incremental=True, state=state).out_dir is not None
+    assert state.held_loads.keys() == state.loads.keys()
+
+    def objects() -> dict[str, list[int]]:
+        return {
+            shown: [id(resource) for resource in file.resources or []]
+            for shown, file in state.held_loads.items()
+        }
+
+    before = objects()
+    edited = run_files(content)[0]
+    edit(edited, lambda document: document["metadata"].update(title="Retitled"))
+    assert build_site(content, out, incremental=True, state=state).out_dir is not None
+    after = objects()
+    assert [shown for shown in before if after[shown] != before[shown]] == [
+        f"content/{edited.relative_to(content).as_posix()}"
+    ]
+    assert tree(out) == cold(content, tmp_path, "retitled")
+
+
 def test_a_state_held_in_memory_rebuilds_as_cold(
     tmp_path: Path, parallel: bool, held_keys_checked: list[tuple[int, int]]
 ) -> None:
