@@ -189,9 +189,16 @@ def _request(args: argparse.Namespace) -> bytes:
 
 
 def _run_there(connection: socket.socket, args: argparse.Namespace) -> int | str:
-    """Send the build, print what the daemon prints; its exit status, or why it refused."""
+    """Send the build, print what the daemon prints; its exit status, or why it refused (or
+    why it was not sent: a path or variable that is not UTF-8, a request over the limit)."""
     try:
-        connection.sendall(_request(args))
+        request = _request(args)
+    except orjson.JSONEncodeError:  # a surrogate-escaped byte: JSON holds no such string
+        return "a path or an environment variable is not UTF-8"
+    if len(request) > REQUEST_LIMIT:
+        return f"the options and environment take over {REQUEST_LIMIT // 2**20} MiB"
+    try:
+        connection.sendall(request)
     except OSError as error:
         return os_reason(error)
     replies = connection.makefile("rb")

@@ -163,6 +163,33 @@ def test_an_output_being_written_is_refused_and_the_daemon_goes_on(
     assert tree(out) == cold(content, tmp_path, "edited")
 
 
+def test_what_json_cannot_carry_is_built_here_and_the_daemon_goes_on(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    daemons: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    content, out = _content(tmp_path), tmp_path / "public"
+    code, pid, _ = _build(capsys, content, out, "--daemon")
+    assert code == 0 and pid is not None
+    daemons.append(pid)
+    edit(run_files(content)[0], _raise_median)
+    # A variable of bytes that are not UTF-8 (os.environ holds them surrogate-escaped).
+    monkeypatch.setenv("SITEGEN_TEST_BYTES", os.fsdecode(b"caf\xe9"))
+    code, by, err = _build(capsys, content, out, "--incremental")
+    assert (code, by) == (0, None)
+    assert "(a path or an environment variable is not UTF-8): built in this process" in err
+    monkeypatch.delenv("SITEGEN_TEST_BYTES")
+    monkeypatch.setenv("SITEGEN_TEST_BIG", "x" * REQUEST_LIMIT)
+    code, by, err = _build(capsys, content, out, "--incremental")
+    assert (code, by) == (0, None)
+    assert "(the options and environment take over 1 MiB)" in err
+    monkeypatch.delenv("SITEGEN_TEST_BIG")
+    edit(run_files(content)[0], _raise_median)
+    assert _build(capsys, content, out, "--incremental")[:2] == (0, pid)
+    assert tree(out) == cold(content, tmp_path, "edited")
+
+
 def test_without_a_daemon_an_incremental_build_is_built_here(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
