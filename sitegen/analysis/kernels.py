@@ -195,6 +195,9 @@ class HeldAnalysis:
     # The last build's manifest.json and where each entry's line is in it (render/outputs.py's
     # `ManifestLines`), None before the first.
     lines: Any = None
+    # Each run's manifest entry, by digest: (its resource, its facts, its page's path, the
+    # entry), reused while all three are the very same (publish/manifest.py). The last build's.
+    entries: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]
@@ -222,6 +225,7 @@ class HeldAnalysis:
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
             self.oldest, self.made_of, self.groups, self.listed = [], {}, {}, []
+            self.entries = {}
 
     def site(self, key: str) -> None:
         """Drop what `per_group` made if the site-wide inputs changed (a base URL, the

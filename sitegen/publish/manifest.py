@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -106,8 +107,7 @@ def plan_manifest(
     catalog: Catalog, analysis: Analysis, urls: SiteUrls, deployment: Deployment
 ) -> Manifest:
     """The manifest of a planned site: one entry per resource, kernels by key."""
-    entry_of = _Entries(catalog, analysis, urls)
-    entries = [entry_of(entry) for entry in asking_every(catalog.by_digest.values())]  # by digest
+    entries = _Entries(catalog, analysis, urls).all(catalog.by_digest.values())  # by digest
     return Manifest(
         site=urls.base,
         deploy=_deploy_facts(deployment),
@@ -125,19 +125,37 @@ class _Entries:
     def __init__(self, catalog: Catalog, analysis: Analysis, urls: SiteUrls) -> None:
         self.catalog = catalog
         self.runs = analysis.runs
-        self.held = analysis.held  # `sitegen serve`'s: a run's entry is made once a run
+        self.held = analysis.held  # a state held in memory: a run's entry is made once a run
         self.urls = urls
         self.kernels = {k.key: k for k in analysis.kernels}
         self.gpus: dict[str, str] = {}
         self.shapes: dict[Shape, str] = {}  # one label string per shape, shared by its runs
 
-    def __call__(self, entry: LoadedResource) -> Entry:
-        run = self.runs.get(entry.digest)
-        if run is None or self.held is None:
-            return self._entry(entry, run)
-        # Held while the run's facts are: its page's path and its file and place may move.
-        where = (self.urls.path_of(entry.digest), entry.path, entry.where)
-        return self.held.derived("manifest", run, where, lambda: self._entry(entry, run))
+    def all(self, resources: Iterable[LoadedResource]) -> list[Entry]:
+        """Each resource's entry, in order. With `held`, a run's is the last build's while its
+        resource, its facts and its page's path are the very same (one look each, not a call:
+        ~100k runs a rebuild); its facts are made again when anything else it shows changes
+        (a GPU's or shape's label: analysis/kernels.py drops them all)."""
+        if self.held is None:
+            return [self._entry(r, self.runs.get(r.digest)) for r in asking_every(resources)]
+        last = self.held.entries
+        made: dict[str, tuple[Any, ...]] = {}
+        runs, paths = self.runs, self.urls.paths
+        entries = []
+        for resource in asking_every(resources):
+            digest = resource.digest
+            run = runs.get(digest)
+            if run is None:
+                entries.append(self._entry(resource, None))
+                continue
+            path = paths.get(digest)
+            found = last.get(digest)
+            if found is None or found[0] is not resource or found[1] is not run or found[2] != path:
+                found = (resource, run, path, self._entry(resource, run))
+            made[digest] = found
+            entries.append(found[3])
+        self.held.entries = made
+        return entries
 
     def _entry(self, entry: LoadedResource, run: RunFacts | None) -> Entry:
         info = None
