@@ -56,7 +56,6 @@ import shutil
 import signal
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import threading
@@ -686,17 +685,17 @@ def bench_incremental(n: int, repeat: int, place: Place) -> dict[str, Any]:
 
 def _daemon_of(out: Path, content: Path) -> int:
     """The process id of the build daemon of `out` and `content` (asked of its socket)."""
-    from sitegen.cli.daemon import daemon_paths
+    from sitegen.cli.daemon import daemon_paths, peer_credentials
 
     paths = daemon_paths(out, content, make=False)
     if paths is None:
         raise SystemExit("no build daemon: no private cache folder")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.connect(os.fspath(paths[0]))
-        credentials = connection.getsockopt(
-            socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
-        )
-    return int(struct.unpack("3i", credentials)[0])
+        peer = peer_credentials(connection)
+    if peer is None:
+        raise SystemExit("the build daemon's process id could not be read")
+    return peer[0]
 
 
 def _peak_rss(pid: int) -> int:

@@ -296,7 +296,7 @@ class Daemon:
         self.content_dir = content_dir
         self.code = code_hash()
         # The state `build --incremental` left, if any: the first build here is incremental.
-        self.state: State | None = read_state(out_dir, content_dir) or State()
+        self.state: State = read_state(out_dir, content_dir) or State()
         self.kept = True  # the state is true to the output: it may be written when this ends
         self.watcher: Watcher | None = None
 
@@ -335,13 +335,14 @@ class Daemon:
     def keep(self) -> None:
         from sitegen.publish.incremental import write_state
 
-        if self.state is not None and self.kept:
+        if self.kept:
             write_state(self.out_dir, self.content_dir, self.state)
 
     def answer(self, connection: socket.socket) -> bool:
         """Run the build `connection` asks for; whether to go on serving."""
         connection.settimeout(None)
-        if _peer_uid(connection) != os.getuid():
+        peer = peer_credentials(connection)
+        if peer is None or peer[1] != os.getuid():
             return True
         request = _read_request(connection)
         if request is None:
@@ -390,15 +391,17 @@ class Daemon:
             return guarded(args)
 
 
-def _peer_uid(connection: socket.socket) -> int | None:
-    """The user id of the process at the other end (Linux's SO_PEERCRED: pid, uid, gid)."""
+def peer_credentials(connection: socket.socket) -> tuple[int, int, int] | None:
+    """The process id, user id and group id of the process at the other end of a Unix
+    socket (Linux's SO_PEERCRED); None if they cannot be read."""
     try:
         credentials = connection.getsockopt(
             socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
         )
     except OSError:
         return None
-    return int(struct.unpack("3i", credentials)[1])
+    pid, uid, gid = struct.unpack("3i", credentials)
+    return int(pid), int(uid), int(gid)
 
 
 def _read_request(connection: socket.socket) -> dict[str, Any] | None:
