@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import socket
 import threading
@@ -28,10 +27,11 @@ from sitegen.cli.daemon import (
     _read_request,
     _Watch,
     daemon_paths,
+    peer_credentials,
 )
 from sitegen.publish.incremental import read_state
 from sitegen.publish.lock import locked
-from tests.publish.test_incremental import SITE_CONTENT, cold, edit, run_files
+from tests.publish.test_incremental import cold, edit, run_files, site_content
 from tests.test_pipeline import tree
 
 DAEMON_LINE = re.compile(r"run by the build daemon \(process (\d+)\)")
@@ -76,10 +76,16 @@ def _build(
     return code, int(found[1]) if found else None, err
 
 
-def _content(tmp_path: Path) -> Path:
-    content = tmp_path / "content"
-    shutil.copytree(SITE_CONTENT, content)
-    return content
+def _started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], daemons: list[int]
+) -> tuple[Path, Path, int]:
+    """A copy of the site's content built with `--daemon`: the content, the output and the
+    daemon that built it (ended after the test)."""
+    content, out = site_content(tmp_path), tmp_path / "public"
+    code, pid, _ = _build(capsys, content, out, "--daemon")
+    assert code == 0 and pid is not None and pid != os.getpid()
+    daemons.append(pid)
+    return content, out, pid
 
 
 def _raise_median(document: dict) -> None:  # type: ignore[type-arg]
@@ -89,10 +95,7 @@ def _raise_median(document: dict) -> None:  # type: ignore[type-arg]
 def test_the_daemon_runs_the_next_incremental_builds_as_cold(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], daemons: list[int]
 ) -> None:
-    content, out = _content(tmp_path), tmp_path / "public"
-    code, pid, _ = _build(capsys, content, out, "--daemon")
-    assert code == 0 and pid is not None and pid != os.getpid()
-    daemons.append(pid)
+    content, out, pid = _started(tmp_path, capsys, daemons)
     assert tree(out) == cold(content, tmp_path, "first")
     first = run_files(content)[0]
     edit(first, _raise_median)
@@ -132,10 +135,7 @@ def test_a_daemon_of_other_code_refuses_and_ends(
     daemons: list[int],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    content, out = _content(tmp_path), tmp_path / "public"
-    code, pid, _ = _build(capsys, content, out, "--daemon")
-    assert code == 0 and pid is not None
-    daemons.append(pid)
+    content, out, pid = _started(tmp_path, capsys, daemons)
     # As a client after an edit of sitegen's code: the daemon runs the code it started with.
     monkeypatch.setattr(sitegen.cli.daemon, "code_hash", lambda: "other code")
     edit(run_files(content)[0], _raise_median)
@@ -150,10 +150,7 @@ def test_a_daemon_of_other_code_refuses_and_ends(
 def test_an_output_being_written_is_refused_and_the_daemon_goes_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], daemons: list[int]
 ) -> None:
-    content, out = _content(tmp_path), tmp_path / "public"
-    code, pid, _ = _build(capsys, content, out, "--daemon")
-    assert code == 0 and pid is not None
-    daemons.append(pid)
+    content, out, pid = _started(tmp_path, capsys, daemons)
     edit(run_files(content)[0], _raise_median)
     with locked(out.resolve()):  # another command writing the output
         code, by, err = _build(capsys, content, out, "--incremental")
@@ -169,10 +166,7 @@ def test_what_json_cannot_carry_is_built_here_and_the_daemon_goes_on(
     daemons: list[int],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    content, out = _content(tmp_path), tmp_path / "public"
-    code, pid, _ = _build(capsys, content, out, "--daemon")
-    assert code == 0 and pid is not None
-    daemons.append(pid)
+    content, out, pid = _started(tmp_path, capsys, daemons)
     edit(run_files(content)[0], _raise_median)
     # A variable of bytes that are not UTF-8 (os.environ holds them surrogate-escaped).
     monkeypatch.setenv("SITEGEN_TEST_BYTES", os.fsdecode(b"caf\xe9"))
@@ -193,7 +187,7 @@ def test_what_json_cannot_carry_is_built_here_and_the_daemon_goes_on(
 def test_without_a_daemon_an_incremental_build_is_built_here(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    content, out = _content(tmp_path), tmp_path / "public"
+    content, out = site_content(tmp_path), tmp_path / "public"
     assert _build(capsys, content, out, "--incremental")[:2] == (0, None)
     # A cache folder whose path leaves no room for a socket's name: no daemon, said so.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ("c" * 120)))
@@ -236,6 +230,12 @@ def test_no_interrupt_reaches_past_the_build() -> None:
             thread.join(5)
             assert not thread.is_alive()
     ours.close()
+
+
+def test_a_peers_credentials_are_its_process_user_and_group() -> None:
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        assert peer_credentials(ours) == (os.getpid(), os.getuid(), os.getgid())
 
 
 def _asked(data: bytes) -> dict | None:  # type: ignore[type-arg]

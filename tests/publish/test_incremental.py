@@ -55,6 +55,13 @@ def cold(content: Path, tmp_path: Path, name: str) -> dict[str, bytes]:
     return tree(out)
 
 
+def site_content(tmp_path: Path) -> Path:
+    """A copy of the site fixture's content, to edit."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    return content
+
+
 def inodes(root: Path) -> dict[str, tuple[int, int]]:
     return {
         p.relative_to(root).as_posix(): (p.stat().st_ino, p.stat().st_mtime_ns)
@@ -398,8 +405,7 @@ def test_a_state_read_from_disk_then_held_holds_every_file(tmp_path: Path) -> No
     left on disk, then holds it. After that build every file's resources are held, so the
     next build takes the very same objects for every file but the edited one (what the
     analysis and the resolution keep from one build to the next is kept per object)."""
-    content = tmp_path / "content"
-    shutil.copytree(SITE_CONTENT, content)
+    content = site_content(tmp_path)
     out = tmp_path / "public"
     assert build_site(content, out, incremental=True).out_dir is not None
     state = read_state(out, content)

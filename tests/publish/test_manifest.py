@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from sitegen.model.digest import canonical_json
 from sitegen.pipeline import build_site
 from sitegen.publish.incremental import State
 from sitegen.publish.manifest import run_identity
-from tests.publish.test_incremental import SITE_CONTENT, cold, edit, run_files
+from tests.publish.test_incremental import cold, edit, run_files, site_content
 from tests.test_pipeline import tree
 
 SPEC = {
@@ -68,9 +67,7 @@ def test_metadata_digest_is_the_same_held_whole_or_compact() -> None:
 def test_a_held_state_makes_only_the_changed_runs_entries_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    content = tmp_path / "content"
-    shutil.copytree(SITE_CONTENT, content)
-    out = tmp_path / "public"
+    content, out = site_content(tmp_path), tmp_path / "public"
     made: list[str] = []
     entry = sitegen.publish.manifest._Entries._entry
 
