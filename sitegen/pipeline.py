@@ -38,6 +38,7 @@ from sitegen.progress import QUIET, Progress
 from sitegen.publish.compare import Baseline, compare
 from sitegen.publish.deploy import Deployment
 from sitegen.publish.incremental import (
+    HeldFiles,
     IncrementalOutput,
     Outputs,
     State,
@@ -403,6 +404,7 @@ def _build(
                 progress,
                 tree_check,
                 binary,
+                None if on_disk else state.files,
             )
             if on_disk:
                 not_kept = write_state(out_dir, content_dir, state)
@@ -561,18 +563,19 @@ def _write_incremental(
     progress: Progress,
     tree_check: Callable[[], bool] | None,
     binary: Path | None,
+    held_files: HeldFiles | None = None,
 ) -> tuple[Path, SearchIndex | None]:
     """Render what changed; patch the previous output, or write a whole one if there is none
     (or, with `tree_check`, if it answers that the output is not exactly what the last build
     left, `state.tree`, which is then made what this build leaves: `build --incremental`).
     `state.outputs` says what is there after. With `binary`, the search index is made again
     when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
-    whole; without, a previous one is removed."""
+    whole; without, a previous one is removed. `held_files`: a held state's (`HeldFiles`)."""
     target = out_dir.resolve()
     usable = _patchable(state.outputs, target)
     if usable and tree_check is not None:
         usable = tree_check()
-    output = IncrementalOutput(state.outputs if usable else {}, site_key)
+    output = IncrementalOutput(state.outputs if usable else {}, site_key, held_files)
     forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     rendering = time.perf_counter()
     index = None

@@ -198,6 +198,8 @@ class HeldAnalysis:
     # Each run's manifest entry, by digest: (its resource, its facts, its page's path, the
     # entry), reused while all three are the very same (publish/manifest.py). The last build's.
     entries: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    # What plans the held run pages (site/plan.py's `RunPlanner`), None before the first.
+    planner: Any = None
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]

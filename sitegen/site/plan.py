@@ -10,7 +10,8 @@ rendered.
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable, Iterable
+import weakref
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import Kernel, RunFacts, Same, per_group
@@ -44,17 +45,41 @@ class KernelKeys(NamedTuple):
     runs: dict[str, str | None]
 
 
+class RunPlanner:
+    """Plans a run's page with the lookup of the build that renders it. The run pages of a
+    kernel are held between builds (`held_run_pages`), so one planner serves them all, handed
+    each build's lookup; then weakly, so that no held page keeps a finished build's alive."""
+
+    __slots__ = ("_lookup",)
+
+    def __init__(self, lookup: SiteLookup, held: bool = False) -> None:
+        self.use(lookup, held)
+
+    def use(self, lookup: SiteLookup, held: bool = True) -> None:
+        self._lookup: Callable[[], SiteLookup | None] = (
+            weakref.ref(lookup) if held else lambda: lookup
+        )
+
+    def __call__(self, run: RunFacts) -> Page:
+        lookup = self._lookup()
+        if lookup is None:
+            raise RuntimeError("a held run page was planned after its build")
+        return run_page(lookup, run)
+
+
 def run_pages(
     lookup: SiteLookup,
     runs: Iterable[RunFacts],
     held: dict[str, KernelKeys] | None = None,
     placed: bool = True,
+    planner: RunPlanner | None = None,
 ) -> list[LazyPage]:
     """The pages of these runs, as the site plans them; `held`: their keys, made already;
-    `placed`: each with its place in memory, for render workers to take in that order."""
+    `placed`: each with its place in memory, for render workers to take in that order;
+    `planner`: the one that plans them (a new one, by default)."""
     # Where each run sits in load order (its document's place in memory): ~0.04 s at 100k.
     loaded = lookup.memo(_load_order)("") if placed else {}
-    plan_run = functools.partial(run_page, lookup)
+    plan_run = planner or RunPlanner(lookup)
     urls = lookup.urls
     return [
         LazyPage(
@@ -122,6 +147,37 @@ def held_keys(lookup: SiteLookup) -> dict[str, KernelKeys] | None:
     return per_group(held, "keys", groups, make)
 
 
+def held_run_pages(lookup: SiteLookup, held: dict[str, KernelKeys]) -> list[LazyPage]:
+    """`run_pages` of every run, with `sitegen serve`'s held analysis (`held`: `held_keys`):
+    a kernel's are the last build's page objects while its keys are the very same object,
+    which `held_keys` makes again whenever anything its run pages show changed (~0.3 s at
+    100k runs to plan them all)."""
+    analysis = lookup.analysis.held
+    assert analysis is not None  # `held_keys` is None without it
+    planner = analysis.planner if isinstance(analysis.planner, RunPlanner) else None
+    if planner is None:
+        planner = analysis.planner = RunPlanner(lookup, held=True)
+    planner.use(lookup)
+    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
+        kernel.key: ((held[kernel.key],), None) for kernel in lookup.analysis.kernels
+    }
+
+    made = 0
+
+    def make(key: str) -> list[LazyPage]:
+        nonlocal made
+        runs = lookup.kernels[key].runs
+        if made // RUNS_BETWEEN != (made + len(runs)) // RUNS_BETWEEN:
+            stop_if_superseded()  # as `run_pages` of all runs asks: every ~RUNS_BETWEEN
+        made += len(runs)
+        return run_pages(lookup, runs, held, planner=planner)
+
+    pages: list[LazyPage] = []
+    for kernel_pages_of_runs in per_group(analysis, "run pages", groups, make).values():
+        pages += kernel_pages_of_runs
+    return pages
+
+
 def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
     return {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
 
@@ -180,8 +236,10 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     held = held_keys(lookup)
     pages += kernel_pages(lookup, lookup.analysis.kernels, held)
     stop_if_superseded()
-    # Each run's key (where not held): ~0.8 s at 100k runs.
-    pages += run_pages(lookup, asking_every(lookup.runs.values(), RUNS_BETWEEN), held)
+    if held is None:  # each run's key: ~0.8 s at 100k runs
+        pages += run_pages(lookup, asking_every(lookup.runs.values(), RUNS_BETWEEN))
+    else:
+        pages += held_run_pages(lookup, held)
     stop_if_superseded()
     held_resources = held_resource_keys(lookup)
     for kind in KINDS:

@@ -27,6 +27,7 @@ from sitegen.analysis.speed_of_light import speed_of_light
 from sitegen.pipeline import build_site
 from sitegen.publish.incremental import (
     STATE_HEADER,
+    IncrementalOutput,
     State,
     output_tree,
     read_state,
@@ -620,3 +621,40 @@ def test_a_watchers_word_is_taken_then_checked(
     rebuilt("added", {str(added)})  # a file not walked before: the tree is walked again
     added.unlink()
     rebuilt("deleted", {str(added)})
+
+
+def test_a_held_state_looks_up_each_pages_full_key_and_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a state held in memory, a page's full key and its two files are looked up in the
+    last build's `HeldFiles`: only the pages whose key changed are hashed again, and a new
+    site key (another base URL) hashes every page again. Either way, a cold build's bytes."""
+    content, out = site_content(tmp_path), tmp_path / "public"
+    hashed: list[str] = []
+    full_key = IncrementalOutput.full_key
+
+    def counted(self: IncrementalOutput, key: str) -> str:
+        hashed.append(key)
+        return full_key(self, key)
+
+    monkeypatch.setattr(IncrementalOutput, "full_key", counted)
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    pages = len(state.files.files)
+    assert pages > 40 and len(state.files.full_keys) == pages
+    assert all(
+        state.outputs[page_file][0] is not None for page_file, _ in state.files.files.values()
+    )
+    edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
+    edit(edited, lambda document: document["spec"]["timing"]["latencyNs"].update(median=7))
+    hashed.clear()
+    known = set(state.files.full_keys)
+    assert build_site(content, out, state=state).out_dir is not None
+    # Hashed: the keys of the pages that show the edited run (rendered, then written), alone.
+    assert set(hashed) == set(state.files.full_keys) - known
+    assert 0 < len(set(hashed)) < pages // 2
+    assert len(state.files.files) == pages
+    assert tree(out) == cold(content, tmp_path, "edited")
+    hashed.clear()
+    assert build_site(content, out, "https://elsewhere.example/", state=state).out_dir
+    assert len(hashed) >= pages

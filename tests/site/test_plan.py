@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from sitegen.pipeline import build_site
+from sitegen.publish.incremental import State
 from sitegen.site import plan
 from sitegen.site.plan import plan_site
 from sitegen.site.resource import KINDS
 from sitegen.superseded import Superseded, asking
+from tests.publish.test_incremental import cold, edit, run_files, site_content
 from tests.site.planned import site_inputs
+from tests.test_pipeline import tree
 
 
 class Stop(Exception):
@@ -50,3 +58,29 @@ def test_planning_asks_whether_a_newer_change_waits_and_may_stop_there(
     assert asked == expected
     with asking(lambda: True), pytest.raises(Superseded):
         plan_site(inputs)
+
+
+def test_a_held_state_plans_again_only_the_run_pages_of_a_changed_kernel(
+    tmp_path: Path,
+) -> None:
+    """With a state held in memory, a kernel's run pages are the last build's very objects
+    while its keys are (`held_run_pages`); only the edited run's kernel's are planned again,
+    and the site is byte for byte a cold build's."""
+    content, out = site_content(tmp_path), tmp_path / "public"
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    before = {key: pages for key, (_, _, pages) in state.analysis.groups["run pages"].items()}
+    assert sum(map(len, before.values())) == len(state.analysis.facts) > 10
+    edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
+
+    def slower(document: dict[str, Any]) -> None:
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    edit(edited, slower)
+    assert build_site(content, out, state=state).out_dir is not None
+    after = {key: pages for key, (_, _, pages) in state.analysis.groups["run pages"].items()}
+    shown = f"content/{edited.relative_to(content).as_posix()}"
+    (kernel,) = {k for k, pages in after.items() for p in pages if p.subject.entry.path == shown}
+    assert after.keys() == before.keys()
+    assert {key for key in after if after[key] is not before[key]} == {kernel}
+    assert tree(out) == cold(content, tmp_path, "edited")
