@@ -50,6 +50,12 @@ def add_to(commands: Any) -> None:
         "ends after 30 minutes without one; docs/performance.md)",
     )
     parser.add_argument(
+        "--stop-daemon",
+        action="store_true",
+        help="build nothing: stop the build daemon of this content and output, which keeps "
+        "its state on disk for the next --incremental build",
+    )
+    parser.add_argument(
         "--wait", action="store_true", help="wait for another build writing OUT_DIR to finish"
     )
     parser.add_argument(
@@ -99,8 +105,13 @@ def run(args: argparse.Namespace) -> int:
     from sitegen.site.format import build_date_from_epoch
 
     started = time.perf_counter()
-    content = content_directory(args.content_dir, "build")
     held: State | None = getattr(args, "held_state", None)  # set by the build daemon
+    if args.stop_daemon and held is None:  # its folders need not exist any more
+        from sitegen.cli.daemon import stop_daemon
+
+        print(printable(stop_daemon(args.out, args.content_dir)))
+        return EXIT_OK
+    content = content_directory(args.content_dir, "build")
     if held is None and (args.incremental or args.daemon):
         # Run by the daemon of this output and content, where there is one (or --daemon).
         from sitegen.cli.daemon import build_by_daemon
@@ -166,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(
             f"run by the build daemon (process {os.getpid()}), which keeps the state for the "
-            f"next --incremental build for {IDLE_S // 60} minutes",
+            f"next --incremental build for {IDLE_S // 60} minutes (--stop-daemon ends it)",
             file=sys.stderr,
         )
     return EXIT_OK

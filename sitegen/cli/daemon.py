@@ -25,9 +25,10 @@ again (docs/performance.md, *Incremental builds*: the build daemon).
   was); so does a client that goes away. A build that ends in anything but success or a
   content problem (an interrupt, a refused output, sitegen's bug) ends the daemon without
   keeping its state, as a killed build leaves none: the next build is a full one.
-- **Its state kept when it ends.** After IDLE_S without a build, or on SIGTERM between builds,
-  it writes the state where `build --incremental` keeps it (publish/incremental.py), so the
-  next build, in a daemon or not, starts from it.
+- **Its state kept when it ends.** After IDLE_S without a build, on SIGTERM between builds, or
+  when `sitegen build --stop-daemon` asks it to (a request of its own: `STOP`), it writes the
+  state where `build --incremental` keeps it (publish/incremental.py), so the next build, in a
+  daemon or not, starts from it.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ SOCKET_PATH_MAX = 100  # bytes: Linux's sun_path holds 108, with its NUL
 NOT_SENT = frozenset({"handler", "interrupted", "command", "held_state", "held_changed"})
 DAEMON_MAIN = "import sys; from sitegen.cli.daemon import main; main(*sys.argv[1:])"
 WATCH_THREAD = "sitegen-daemon-watch"
+STOP = {"stop": True}  # the request `sitegen build --stop-daemon` sends
 PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -119,6 +121,34 @@ def build_by_daemon(args: argparse.Namespace) -> int | None:
         _warn(f"the build daemon did not take this build ({answer}): built in this process")
         return None
     return answer
+
+
+def stop_daemon(out_dir: Path, content_dir: Path) -> str:
+    """Ask the daemon of the two folders to end, keeping its state (it writes it first, then
+    answers): what became of it, in words. Raises CommandError where it did not answer."""
+    paths = daemon_paths(out_dir, content_dir, make=False)
+    connection = _connect(paths[0]) if paths is not None else None
+    if connection is None:
+        return "no build daemon runs for this content and output"
+    with connection:
+        try:
+            connection.sendall(orjson.dumps(STOP) + b"\n")
+            line = connection.makefile("rb").readline()
+        except OSError:
+            line = b""
+    try:
+        process = int(orjson.loads(line)["stopped"]) if line else None
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        process = None
+    if process is None:
+        raise CommandError(
+            "the build daemon did not answer the request to stop",
+            "it may be building: run this again once that build ends",
+        )
+    return (
+        f"stopped the build daemon (process {process}); its state is kept for the next "
+        "--incremental build"
+    )
 
 
 def _refuse_if_busy(out_dir: Path) -> None:
@@ -347,6 +377,11 @@ class Daemon:
         request = _read_request(connection)
         if request is None:
             return True
+        if request == STOP:  # from any sitegen code: its user wants it gone
+            self.keep()
+            self.kept = False  # kept already: not written again as it ends
+            _send(connection, {"stopped": os.getpid()})
+            return False
         if request["code"] != self.code:
             self.kept = False  # other code would not take this state: end without writing it
             _send(connection, {"refused": "it runs other sitegen code"})
@@ -419,6 +454,8 @@ def _read_request(connection: socket.socket) -> dict[str, Any] | None:
         request = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
+    if request == STOP:
+        return STOP
     shapes = {"code": str, "options": dict, "folder": str, "environment": dict, "terminal": bool}
     if not isinstance(request, dict) or request.keys() != shapes.keys():
         return None

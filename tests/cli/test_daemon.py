@@ -129,6 +129,64 @@ def test_the_daemon_runs_the_next_incremental_builds_as_cold(
     assert tree(out) == cold(content, tmp_path, "after")
 
 
+def test_stop_daemon_ends_it_keeping_its_state(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    daemons: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`build --stop-daemon` builds nothing: the daemon writes its state, answers and ends, from
+    a client of any code; asked again, none runs; the next build starts from the state."""
+    content, out, pid = _started(tmp_path, capsys, daemons)
+    edit(run_files(content)[0], _raise_median)
+    assert _build(capsys, content, out, "--incremental")[:2] == (0, pid)
+    before = tree(out)
+    monkeypatch.setattr(sitegen.cli.daemon, "code_hash", lambda: "other code")
+    assert main(["build", str(content), "--out", str(out), "--stop-daemon"]) == 0
+    said = f"stopped the build daemon (process {pid}); its state is kept for the next"
+    assert said in capsys.readouterr().out
+    assert _gone(pid)
+    daemons.remove(pid)
+    assert tree(out) == before and read_state(out, content) is not None
+    assert main(["build", str(content), "--out", str(out), "--stop-daemon"]) == 0
+    assert "no build daemon runs for this content and output" in capsys.readouterr().out
+    monkeypatch.undo()
+    edit(run_files(content)[0], _raise_median)
+    code, by, err = _build(capsys, content, out, "--incremental")
+    assert (code, by) == (0, None) and "full build" not in err
+    assert tree(out) == cold(content, tmp_path, "after")
+
+
+def test_a_daemon_that_does_not_answer_the_stop_is_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A listener that closes the request unanswered (a daemon mid-build would answer only
+    after it): exit 2 and what to do, no traceback."""
+    content, out = tmp_path / "content", tmp_path / "public"
+    paths = daemon_paths(out, content, make=True)
+    assert paths is not None
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(os.fspath(paths[0]))
+    listener.listen(1)
+
+    def close_unanswered() -> None:
+        connection, _ = listener.accept()
+        connection.recv(100)
+        connection.close()
+
+    thread = threading.Thread(target=close_unanswered)
+    thread.start()
+    try:
+        assert main(["build", str(content), "--out", str(out), "--stop-daemon"]) == 2
+    finally:
+        thread.join()
+        listener.close()
+        os.unlink(paths[0])
+    err = capsys.readouterr().err
+    assert "the build daemon did not answer the request to stop" in err
+    assert "Traceback" not in err
+
+
 def test_a_daemon_of_other_code_refuses_and_ends(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
