@@ -195,9 +195,9 @@ class HeldAnalysis:
     # The last build's manifest.json and where each entry's line is in it (render/outputs.py's
     # `ManifestLines`), None before the first.
     lines: Any = None
-    # Each run's manifest entry, by digest: (its resource, its facts, its page's path, the
-    # entry), reused while all three are the very same (publish/manifest.py). The last build's.
-    entries: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    # Each run's manifest entry, by its resource's id: (the resource, the entry), reused while
+    # the resource is the very same object (publish/manifest.py). The last build's.
+    entries: dict[int, tuple[Any, Any]] = field(default_factory=dict)
     # What plans the held run pages (site/plan.py's `RunPlanner`), None before the first.
     planner: Any = None
 

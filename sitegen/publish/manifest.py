@@ -133,27 +133,30 @@ class _Entries:
 
     def all(self, resources: Iterable[LoadedResource]) -> list[Entry]:
         """Each resource's entry, in order. With `held`, a run's is the last build's while its
-        resource, its facts and its page's path are the very same (one look each, not a call:
-        ~100k runs a rebuild); its facts are made again when anything else it shows changes
-        (a GPU's or shape's label: analysis/kernels.py drops them all)."""
+        resource is the very same object: its facts are then the very same too (the analysis
+        holds a run's facts while its resource's digests, file and place are, and makes every
+        run's again when a resource that is not a run changes, a GPU's or a shape's label
+        with it), and so is its page's path (its digest's). Looked up by the object's id, not
+        its digest: ~100k runs a rebuild, and reading each resource's digest from memory took
+        most of the time (~0.3 s at 100k)."""
         if self.held is None:
             return [self._entry(r, self.runs.get(r.digest)) for r in asking_every(resources)]
         last = self.held.entries
-        made: dict[str, tuple[Any, ...]] = {}
-        runs, paths = self.runs, self.urls.paths
+        made: dict[int, tuple[Any, Any]] = {}
+        runs = self.runs
         entries = []
         for resource in asking_every(resources):
-            digest = resource.digest
-            run = runs.get(digest)
-            if run is None:
-                entries.append(self._entry(resource, None))
-                continue
-            path = paths.get(digest)
-            found = last.get(digest)
-            if found is None or found[0] is not resource or found[1] is not run or found[2] != path:
-                found = (resource, run, path, self._entry(resource, run))
-            made[digest] = found
-            entries.append(found[3])
+            key = id(resource)
+            found = last.get(key)
+            # Held with its resource, an id is not reused while it is in `last`.
+            if found is None or found[0] is not resource:
+                run = runs.get(resource.digest)
+                if run is None:
+                    entries.append(self._entry(resource, None))
+                    continue
+                found = (resource, self._entry(resource, run))
+            made[key] = found
+            entries.append(found[1])
         self.held.entries = made
         return entries
 
