@@ -39,6 +39,7 @@ _PASS_IN_TITLE = re.compile(r"·\s*([a-z][a-z-]*) pass$")
 
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 
 # Named tuples, as the site's records: made in C once per run, and cheap to define at start.
@@ -183,11 +184,15 @@ class HeldAnalysis:
     fresh: list[RunFacts] = field(default_factory=list)
     # The runs of the build before the last that the last one no longer had.
     gone: list[RunFacts] = field(default_factory=list)
+    # Every run fresh or gone in the builds since the resources' page keys were last made
+    # (site/plan.py's `held_resource_keys` empties it): a build stopped for a newer change
+    # may have made the analysis and not the keys.
+    unlisted: list[RunFacts] = field(default_factory=list)
     # Run digest or kernel key → what `derived` made of it (the slots' first halves).
     made_of: dict[str, set[str]] = field(default_factory=dict)
     # What `per_group` made of each group of runs (a series, a kernel's): what → group key →
     # (its members, `extra`, what was made). Only the last build's groups.
-    groups: dict[str, dict[str, tuple[tuple[Any, ...], Hashable, Any]]] = field(
+    groups: dict[str, dict[Any, tuple[tuple[Any, ...], Hashable, Any]]] = field(
         default_factory=dict
     )
     # The site-wide inputs `groups` were made with (`pipeline._site_key`).
@@ -227,7 +232,7 @@ class HeldAnalysis:
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
             self.oldest, self.made_of, self.groups, self.listed = [], {}, {}, []
-            self.entries = {}
+            self.entries, self.unlisted = {}, []
 
     def site(self, key: str) -> None:
         """Drop what `per_group` made if the site-wide inputs changed (a base URL, the
@@ -270,6 +275,8 @@ class HeldAnalysis:
         made of the runs `gone` (held last build, not this one) and of the kernels made anew
         is dropped, found by what `derived` noted of each."""
         self.gone = gone
+        self.unlisted += self.fresh
+        self.unlisted += gone
         now = {k.key: k for k in kernels}
         replaced = [key for key, kernel in self.kernels.items() if now.get(key) is not kernel]
         self.facts, self.kernels = facts, now
@@ -325,9 +332,9 @@ class Same:
 def per_group(
     held: HeldAnalysis | None,
     what: str,
-    groups: dict[str, tuple[tuple[Any, ...], Hashable]],
-    make: Callable[[str], T],
-) -> dict[str, T]:
+    groups: dict[K, tuple[tuple[Any, ...], Hashable]],
+    make: Callable[[K], T],
+) -> dict[K, T]:
     """`make(key)` for each group (key → its members and `extra`, what else it depends on),
     or, with `held` (`sitegen serve`), what the last build made of that group where its
     members are the very same objects, in order, and `extra` is equal. Held for the next
@@ -335,7 +342,7 @@ def per_group(
     if held is None:
         return {key: make(key) for key in groups}
     last = held.groups.get(what, {})
-    now: dict[str, tuple[tuple[Any, ...], Hashable, Any]] = {}
+    now: dict[Any, tuple[tuple[Any, ...], Hashable, Any]] = {}
     for key, (members, extra) in groups.items():
         found = last.get(key)
         if found is None or found[1] != extra or not _same_objects(found[0], members):

@@ -353,10 +353,11 @@ class SiteLookup:
         # A run references one resource of each kind it names: the counts count its users.
         return sum(self.run_counts[d] for d in self.run_sources(entry))
 
-    def resource_page_paths(self, entry: LoadedResource) -> list[str]:
-        """The resource's page, then one page per further `runs_per_page` runs it lists."""
+    def resource_page_paths(self, entry: LoadedResource, pages: int | None = None) -> list[str]:
+        """The resource's page, then one page per further `runs_per_page` runs it lists;
+        `pages`: how many, known already."""
         path = self.urls.path_of(entry.digest) or ""
-        count = self.page_count(self.resource_run_count(entry))
+        count = pages if pages is not None else self.page_count(self.resource_run_count(entry))
         return [path] + [f"{path}runs/{n}/" for n in range(2, count + 1)]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.pipeline import build_site
+from sitegen.pipeline import build_site, check_content
 from sitegen.publish.incremental import State
 from sitegen.site import plan
 from sitegen.site.plan import plan_site
@@ -83,4 +83,36 @@ def test_a_held_state_plans_again_only_the_run_pages_of_a_changed_kernel(
     (kernel,) = {k for k, pages in after.items() for p in pages if p.subject.entry.path == shown}
     assert after.keys() == before.keys()
     assert {key for key in after if after[key] is not before[key]} == {kernel}
+    assert tree(out) == cold(content, tmp_path, "edited")
+
+
+def test_a_held_state_makes_again_only_the_keys_of_the_changed_runs_resources(
+    tmp_path: Path,
+) -> None:
+    """With a state held in memory, a resource's page keys are made again only where its
+    runs include a run new, changed or gone since they were made (`held_resource_keys`):
+    the edited run's implementation, workload, protocol and GPU, and its project; every
+    other resource's are the last build's. The site is a cold build's, byte for byte."""
+    content, out = site_content(tmp_path), tmp_path / "public"
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    before = dict(state.analysis.groups["resources"])
+    edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
+    spec = json.loads(edited.read_text())["spec"]
+
+    def slower(document: dict[str, Any]) -> None:
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    edit(edited, slower)
+    assert build_site(content, out, state=state).out_dir is not None
+    after = state.analysis.groups["resources"]
+    assert after.keys() == before.keys() and not state.analysis.unlisted
+    remade = {digest for digest in after if after[digest] is not before[digest]}
+    references = {
+        spec[f"{kind}Digest"] for kind in ("implementation", "workload", "protocol", "environment")
+    }
+    assert references <= remade
+    catalog = check_content(content).catalog
+    assert {catalog.by_digest[digest].kind for digest in remade - references} <= {"SoftwareProject"}
+    assert len(remade) < len(after) // 2
     assert tree(out) == cold(content, tmp_path, "edited")
