@@ -188,6 +188,14 @@ class HeldAnalysis:
     # (site/plan.py's `held_resource_keys` empties it): a build stopped for a newer change
     # may have made the analysis and not the keys.
     unlisted: list[RunFacts] = field(default_factory=list)
+    # Each resource's runs in the order its page lists them (site/lookup.py's `_listed_runs`),
+    # by digest, a project's included, as the last build that made them left them; and every
+    # run to put in (True) or take out (False) of them since, in the order the builds found.
+    listed_by: dict[str, list[RunFacts]] = field(default_factory=dict)
+    # Each resource's run list cut into its pages' slices, each with its `runs_signature`
+    # (site/plan.py's `held_resource_keys`), and the kernels' signatures they were made with.
+    slices: tuple[Any, dict[str, list[tuple[tuple[RunFacts, ...], str]]]] = (None, {})
+    unplaced: list[tuple[bool, RunFacts]] = field(default_factory=list)
     # Run digest or kernel key → what `derived` made of it (the slots' first halves).
     made_of: dict[str, set[str]] = field(default_factory=dict)
     # What `per_group` made of each group of runs (a series, a kernel's): what → group key →
@@ -232,7 +240,7 @@ class HeldAnalysis:
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
             self.oldest, self.made_of, self.groups, self.listed = [], {}, {}, []
-            self.entries, self.unlisted = {}, []
+            self.entries, self.unlisted, self.listed_by, self.unplaced = {}, [], {}, []
 
     def site(self, key: str) -> None:
         """Drop what `per_group` made if the site-wide inputs changed (a base URL, the
@@ -277,6 +285,9 @@ class HeldAnalysis:
         self.gone = gone
         self.unlisted += self.fresh
         self.unlisted += gone
+        if self.listed_by:  # out first: a moved run's new facts have the old's place in order
+            self.unplaced += [(False, run) for run in gone]
+            self.unplaced += [(True, run) for run in self.fresh]
         now = {k.key: k for k in kernels}
         replaced = [key for key, kernel in self.kernels.items() if now.get(key) is not kernel]
         self.facts, self.kernels = facts, now
@@ -345,14 +356,15 @@ def per_group(
     now: dict[Any, tuple[tuple[Any, ...], Hashable, Any]] = {}
     for key, (members, extra) in groups.items():
         found = last.get(key)
-        if found is None or found[1] != extra or not _same_objects(found[0], members):
+        if found is None or found[1] != extra or not same_objects(found[0], members):
             found = (members, extra, make(key))
         now[key] = found
     held.groups[what] = now
     return {key: item[2] for key, item in now.items()}
 
 
-def _same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
+def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
+    """Whether two sequences hold the very same objects, in order (compared as pointers)."""
     return len(held) == len(members) and all(map(operator.is_, held, members))
 
 
@@ -460,7 +472,7 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
 def _same_runs(held: tuple[RunFacts, ...], runs: list[RunFacts]) -> bool:
     """Whether a held kernel's runs are these very facts objects (held ones: equal content)."""
     # Both in digest order where nothing moved: compared in place before as sets.
-    return _same_objects(held, runs) or (
+    return same_objects(held, runs) or (
         len(held) == len(runs) and set(map(id, held)) == set(map(id, runs))
     )
 

@@ -7,6 +7,7 @@ are cached on it for the build (render workers inherit the caches when they fork
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import heapq
@@ -312,6 +313,8 @@ class SiteLookup:
 
     def _resource_runs(self, entry: LoadedResource) -> list[RunFacts]:
         """The runs a resource page lists, in their order."""
+        if self.analysis.held is not None:  # a project's list is held too
+            return list(self._listed_runs.get(entry.digest, []))
         lists = [self._listed_runs.get(d, []) for d in self.run_sources(entry)]
         if len(lists) == 1:
             return list(lists[0])
@@ -321,7 +324,27 @@ class SiteLookup:
     @functools.cached_property
     def _listed_runs(self) -> dict[str, list[RunFacts]]:
         """Each resource's runs in `listed_order`: every list made in one pass over all runs in
-        that order, not sorted again for each of the ~1,400 resources (in serve, each rebuild)."""
+        that order, not sorted again for each of the ~1,400 resources (in serve, each rebuild).
+        With a held analysis, a project's list too, by its digest, and the last build's lists
+        are taken, the runs new, changed or gone since put in or taken out (`_relisted`)."""
+        held = self.analysis.held
+        if held is not None:
+            if held.listed_by:
+                relisted = _relisted(held.listed_by, held.unplaced, self._project_of)
+                held.unplaced = []
+                if relisted:
+                    return held.listed_by
+            held.listed_by, held.unplaced = self._every_list(), []
+            return held.listed_by
+        return self._every_list()
+
+    @functools.cached_property
+    def _project_of(self) -> dict[str, str]:
+        """Implementation digest → its project's digest, for those that have one."""
+        return {digest: project.digest for digest, project in project_links(self.catalog).items()}
+
+    def _every_list(self) -> dict[str, list[RunFacts]]:
+        """`_listed_runs` made from all runs (with a held analysis, with the projects')."""
         listed: dict[str, list[RunFacts]] = defaultdict(list)
         for run in self._listed_order:
             # A run's four references (`_REFERENCE_FIELDS`): the resources whose pages list it.
@@ -329,7 +352,13 @@ class SiteLookup:
             listed[run.workload].append(run)
             listed[run.protocol].append(run)
             listed[run.environment].append(run)
-        return listed
+        if self.analysis.held is not None:
+            projects: dict[str, list[list[RunFacts]]] = defaultdict(list)
+            for implementation, project in sorted(self._project_of.items()):
+                projects[project].append(listed.get(implementation, []))
+            for project, lists in projects.items():
+                listed[project] = list(heapq.merge(*lists, key=self._listed_place))
+        return dict(listed)
 
     @functools.cached_property
     def _listed_order(self) -> list[RunFacts]:
@@ -359,6 +388,31 @@ class SiteLookup:
         path = self.urls.path_of(entry.digest) or ""
         count = pages if pages is not None else self.page_count(self.resource_run_count(entry))
         return [path] + [f"{path}runs/{n}/" for n in range(2, count + 1)]
+
+
+def _relisted(
+    listed: dict[str, list[RunFacts]],
+    unplaced: list[tuple[bool, RunFacts]],
+    project_of: dict[str, str],
+) -> bool:
+    """Put each run of `unplaced` into (True) or take it out of (False) the lists in `listed`
+    that hold it, in place, in the lists' order (`listed_order`, a total order: found by
+    bisection); whether every run was where the lists' order puts it (if not, the lists are
+    half done: made again from all runs)."""
+    for put, run in unplaced:
+        references = (run.implementation, run.workload, run.protocol, run.environment)
+        project = project_of.get(run.implementation)
+        for digest in (*references, project) if project is not None else references:
+            runs = listed.setdefault(digest, [])
+            at = bisect.bisect_left(runs, listed_order(run), key=listed_order)
+            there = at < len(runs) and runs[at] is run
+            if put and not there:
+                runs.insert(at, run)
+            elif not put and there:
+                del runs[at]
+            else:
+                return False
+    return True
 
 
 def _protocol_facts(lookup: SiteLookup, digest_value: str) -> tuple[Fact, ...]:

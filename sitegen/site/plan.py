@@ -10,11 +10,12 @@ rendered.
 from __future__ import annotations
 
 import functools
+import hashlib
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import Kernel, RunFacts, Same, per_group
+from sitegen.analysis.kernels import Kernel, RunFacts, Same, per_group, same_objects
 from sitegen.content.loaded import LoadedResource
 from sitegen.site.changes import banner, changes_page, has_changes_page, previewed
 from sitegen.site.compare import compare_page
@@ -209,19 +210,31 @@ def _load_order(lookup: SiteLookup, _: str) -> dict[str, int]:
     return {digest: number for number, digest in enumerate(lookup.catalog.by_digest)}
 
 
-def _resource_keys(lookup: SiteLookup, entry: LoadedResource, pages: int) -> list[str | None]:
-    """The keys of a resource's page and of its list's continuations (all None unless keyed)."""
+def _resource_keys(
+    lookup: SiteLookup,
+    entry: LoadedResource,
+    pages: int,
+    signatures: list[str] | None = None,
+) -> list[str | None]:
+    """The keys of a resource's page and of its list's continuations (all None unless keyed):
+    a continuation shows its own slice of the runs (`runs_signature`, or `signatures`, one
+    a page, made already), and how many there are; the first page, what it says of them all
+    (their slices' signatures)."""
     if not lookup.inputs.keyed:
         return [None] * pages
     # Put in order (a sort per resource) only for an incremental build's keys; otherwise
     # where the page is planned, in a render worker.
     shown = lookup.resource_runs(entry)
-    key = lookup.page_key
-    # A continuation shows its own slice of the runs, and how many there are.
-    return [key("r", entry.digest, runs=shown)] + [
-        key(f"r{n}", entry.digest, str(len(shown)), runs=lookup.page_of(shown, n))
-        for n in range(2, pages + 1)
-    ]
+    if signatures is None:
+        signatures = [lookup.runs_signature(lookup.page_of(shown, n)) for n in range(1, pages + 1)]
+    head = f"{entry.digest}\0{len(shown)}"
+    whole = hashlib.sha256(f"r\0{head}".encode())
+    for signature in signatures:
+        whole.update(signature.encode())
+    keys: list[str | None] = [whole.hexdigest()]
+    for n in range(2, pages + 1):
+        keys.append(hashlib.sha256(f"r{n}\0{head}\0{signatures[n - 1]}".encode()).hexdigest())
+    return keys
 
 
 def held_resource_keys(lookup: SiteLookup) -> dict[str, list[str | None]] | None:
@@ -261,13 +274,32 @@ def held_resource_keys(lookup: SiteLookup) -> dict[str, list[str | None]] | None
             groups[entry.digest] = (tuple(lookup.resource_runs(entry)), kernels)
             entries[entry.digest] = entry
 
+    # Each page's slice of a list, with its signature, held while it is the very same runs.
+    sliced_with, slices = held.slices
+    if sliced_with is not kernels:
+        slices = {}
+    size = lookup.runs_per_page
+
     def make(digest: str) -> list[str | None]:
         stop_if_superseded()  # a protocol's ~100k runs at 100k
         entry = entries[digest]
-        return _resource_keys(lookup, entry, len(lookup.resource_page_paths(entry)))
+        shown = lookup.resource_runs(entry)
+        last = slices.get(digest, [])
+        now = []
+        for number in range(lookup.page_count(len(shown))):
+            part = tuple(shown[number * size : (number + 1) * size])
+            if number < len(last) and same_objects(last[number][0], part):
+                now.append(last[number])
+            else:
+                now.append((part, lookup.runs_signature(part)))
+        slices[digest] = now
+        return _resource_keys(lookup, entry, len(now), [signature for _, signature in now])
 
     made = per_group(held, "resources", groups, make)
     held.groups["resources"].update(kept)
+    for digest in slices.keys() - held.groups["resources"].keys():
+        del slices[digest]  # a resource gone
+    held.slices = (kernels, slices)
     held.unlisted = []
     return {**{digest: item[2] for digest, item in kept.items()}, **made}
 

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sitegen.site.lookup import SiteLookup, listed_order
+from sitegen.pipeline import build_site
+from sitegen.publish.incremental import State
+from sitegen.site.lookup import SiteLookup, _relisted, listed_order
 from sitegen.site.plan import plan_site
 from sitegen.site.records import LazyPage
+from sitegen.site.resource import KINDS
+from tests.publish.test_incremental import cold, edit, run_files, site_content
 from tests.site.planned import site_inputs
+from tests.test_pipeline import tree
 
 
 def test_resource_run_lists_are_ordered_where_their_pages_are_planned(
@@ -90,3 +98,63 @@ def test_a_resources_runs_are_its_run_users_in_listed_order() -> None:
         if sum(1 for d in lookup.run_sources(e) if catalog.users(d, "BenchmarkRun")) > 1
     ]
     assert merged, "a project whose implementations' lists are merged"
+
+
+def test_held_run_lists_are_patched_to_what_all_runs_would_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a held analysis, each resource's run list (a project's included) is the last
+    build's with the runs new, changed, moved or gone since put in or taken out: after each
+    kind of change, every list is the one made from all runs, run for run, though the held
+    lists were made from all runs only once; and a list not as the patch expects it is made
+    again from all runs."""
+    content, out = site_content(tmp_path), tmp_path / "public"
+    state = State()
+    made_whole = 0
+    every_list = SiteLookup._every_list
+
+    def counted(self: SiteLookup) -> Any:
+        nonlocal made_whole
+        made_whole += self.analysis.held is not None
+        return every_list(self)
+
+    monkeypatch.setattr(SiteLookup, "_every_list", counted)
+    files = run_files(content)
+    timed = [p for p in files if "timing" in json.loads(p.read_text())["spec"]]
+
+    def slower(document: dict[str, Any]) -> None:
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    def changes() -> Iterator[str]:
+        yield "first build"
+        edit(timed[0], slower)
+        yield "a run edited"
+        timed[1].rename(timed[1].with_name("moved.json"))
+        yield "a run moved"
+        timed[2].unlink()
+        yield "a run deleted"
+        copy = json.loads(timed[3].read_text())
+        copy["metadata"]["name"] += "-again"
+        copy["spec"]["timing"]["latencyNs"]["median"] += 7
+        (timed[3].parent / "again.json").write_text(json.dumps(copy))
+        yield "a run added"
+        edit(timed[0], slower)
+        edit(timed[3], slower)
+        yield "two runs edited"
+
+    for change in changes():
+        assert build_site(content, out, state=state).out_dir is not None, change
+        held = state.analysis.listed_by
+        assert held, change
+        plain = SiteLookup(site_inputs(content, keyed=True))
+        catalog = plain.catalog
+        for kind in KINDS:
+            for entry in catalog.of_kind(kind):
+                expected = [run.digest for run in plain.resource_runs(entry)]
+                assert [run.digest for run in held.get(entry.digest, [])] == expected, change
+        assert tree(out) == cold(content, tmp_path, change.replace(" ", "-"))
+    assert made_whole == 1
+    # A run to take out that is not where the lists' order puts it: every list made again.
+    gone = next(iter(state.analysis.facts.values()))
+    lists = {digest: list(runs) for digest, runs in state.analysis.listed_by.items()}
+    assert not _relisted(lists, [(False, gone), (False, gone)], {})

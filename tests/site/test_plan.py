@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+import sitegen.site.lookup
 from sitegen.pipeline import build_site, check_content
 from sitegen.publish.incremental import State
 from sitegen.site import plan
+from sitegen.site.lookup import SiteLookup
 from sitegen.site.plan import plan_site
 from sitegen.site.resource import KINDS
 from sitegen.superseded import Superseded, asking
@@ -87,16 +89,28 @@ def test_a_held_state_plans_again_only_the_run_pages_of_a_changed_kernel(
 
 
 def test_a_held_state_makes_again_only_the_keys_of_the_changed_runs_resources(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a state held in memory, a resource's page keys are made again only where its
     runs include a run new, changed or gone since they were made (`held_resource_keys`):
     the edited run's implementation, workload, protocol and GPU, and its project; every
-    other resource's are the last build's. The site is a cold build's, byte for byte."""
+    other resource's are the last build's, and of those made again, only the slices of its
+    list (a page's runs) that are not the very same runs are signed again. The site is a
+    cold build's, byte for byte."""
+    monkeypatch.setattr(sitegen.site.lookup, "RUNS_PER_PAGE", 2)  # lists of several pages
     content, out = site_content(tmp_path), tmp_path / "public"
     state = State()
     assert build_site(content, out, state=state).out_dir is not None
     before = dict(state.analysis.groups["resources"])
+    signed: list[int] = []
+    runs_signature = SiteLookup.runs_signature
+
+    def counted(self: SiteLookup, runs: Any) -> str:
+        runs = list(runs)
+        signed.append(len(runs))
+        return runs_signature(self, runs)
+
+    monkeypatch.setattr(SiteLookup, "runs_signature", counted)
     edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
     spec = json.loads(edited.read_text())["spec"]
 
@@ -115,4 +129,10 @@ def test_a_held_state_makes_again_only_the_keys_of_the_changed_runs_resources(
     catalog = check_content(content).catalog
     assert {catalog.by_digest[digest].kind for digest in remade - references} <= {"SoftwareProject"}
     assert len(remade) < len(after) // 2
-    assert tree(out) == cold(content, tmp_path, "edited")
+    _, slices = state.analysis.slices
+    pages = sum(len(slices[digest]) for digest in remade)
+    assert pages > len(remade)  # several pages each
+    # A cohort's ranking and the run's own page sign a few; the lists' slices far fewer.
+    assert 0 < len([n for n in signed if n <= 2]) < pages
+    monkeypatch.setattr(SiteLookup, "runs_signature", runs_signature)
+    assert tree(out) == cold(content, tmp_path, "edited")  # with pages of two runs too
