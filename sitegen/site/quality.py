@@ -51,11 +51,14 @@ def _series_qualities(lookup: SiteLookup, _: str) -> dict[str, Quality]:
     by_series = lookup.memo(_runs_by_series)("")
     regressions = lookup.memo(_regressions)("")
     stop_if_superseded()
-    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {}
-    for key, runs in by_series.items():
-        # A regression's reason may change with another kernel's steps (its cause).
-        reasons = tuple((r.digest, regressions[r.digest]) for r in runs if r.digest in regressions)
-        groups[key] = (tuple(runs), reasons)
+    # A regression's reason may change with another kernel's steps (its cause): each series'
+    # reasons, found from the few runs after a regression, not by looking at every run.
+    reasons: dict[str, list[tuple[str, str]]] = {}
+    for digest, reason in sorted(regressions.items()):
+        reasons.setdefault(lookup.runs[digest].series_key, []).append((digest, reason))
+    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
+        key: (tuple(runs), tuple(reasons.get(key, ()))) for key, runs in by_series.items()
+    }
     return per_group(lookup.analysis.held, "quality", groups, lookup.memo(_series_quality))
 
 
