@@ -83,7 +83,8 @@ def code_version() -> str:
 class HeldFiles:
     """What a build with a state held in memory looks up rather than makes again for each of
     ~100k pages: a page key's full key under the site key (`IncrementalOutput.full_key`) and a
-    page path's two files (`output_path`, `json_twin`). The last build's pages only."""
+    page path's two files (`output_path`, `json_twin`). The builds' since it was last emptied
+    (when it holds more than the site's outputs: `IncrementalOutput.finish`)."""
 
     site_key: str = ""
     full_keys: dict[str, str] = field(default_factory=dict)
@@ -389,7 +390,7 @@ class IncrementalOutput(Output):
     """Skips pages whose key is unchanged; passes on only files whose bytes changed."""
 
     def __init__(self, previous: Outputs, site_key: str, held: HeldFiles | None = None) -> None:
-        """`held`: the last build's `HeldFiles`, looked up in `skip` and made this build's at
+        """`held`: the last build's `HeldFiles`, looked up and added to in `skip`, held at
         `finish`."""
         super().__init__(self._refuse)
         self.previous = previous
@@ -397,9 +398,9 @@ class IncrementalOutput(Output):
         self.outputs: Outputs = {}
         self._noted: list[tuple[str, tuple[str | None, str]]] = []
         self._held = held
+        # Added to in place (~100k pages: no new dicts a build), emptied when they outgrow it.
         self._full_keys = held.full_keys if held and held.site_key == site_key else {}
         self._files = held.files if held else {}
-        self._next = HeldFiles(site_key)
 
     def _refuse(self, path: str, data: Data) -> None:
         raise RuntimeError("IncrementalOutput.sink is not set")
@@ -417,13 +418,10 @@ class IncrementalOutput(Output):
         # with a held state looked up rather than hashed and joined (~0.2 s).
         key = self._full_keys.get(page.key)
         if key is None:
-            key = self.full_key(page.key)
+            key = self._full_keys[page.key] = self.full_key(page.key)
         files = self._files.get(page.path)
         if files is None:
-            files = (output_path(page.path), json_twin(page.path))
-        if self._held is not None:
-            self._next.full_keys[page.key] = key
-            self._next.files[page.path] = files
+            files = self._files[page.path] = (output_path(page.path), json_twin(page.path))
         page_file, twin = files
         page_item, twin_item = self.previous.get(page_file), self.previous.get(twin)
         if page_item is None or twin_item is None or page_item[0] != key or twin_item[0] != key:
@@ -450,6 +448,9 @@ class IncrementalOutput(Output):
         """Take what this process noted itself (the site-wide files, or everything when one
         process rendered), and hold this build's `HeldFiles`."""
         self.absorb(self.records())
-        if self._held is not None:
-            held, made = self._held, self._next
-            held.site_key, held.full_keys, held.files = made.site_key, made.full_keys, made.files
+        held = self._held
+        if held is not None:
+            held.site_key, held.full_keys, held.files = self.site_key, self._full_keys, self._files
+            if len(held.full_keys) + len(held.files) > len(self.outputs) + 1000:
+                # Pages gone or rekeyed since: started again by the next build.
+                held.full_keys, held.files = {}, {}

@@ -27,6 +27,7 @@ from sitegen.analysis.speed_of_light import speed_of_light
 from sitegen.pipeline import build_site
 from sitegen.publish.incremental import (
     STATE_HEADER,
+    HeldFiles,
     IncrementalOutput,
     State,
     output_tree,
@@ -627,7 +628,7 @@ def test_a_held_state_looks_up_each_pages_full_key_and_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a state held in memory, a page's full key and its two files are looked up in the
-    last build's `HeldFiles`: only the pages whose key changed are hashed again, and a new
+    last builds' `HeldFiles`: only the pages whose key changed are hashed again, and a new
     site key (another base URL) hashes every page again. Either way, a cold build's bytes."""
     content, out = site_content(tmp_path), tmp_path / "public"
     hashed: list[str] = []
@@ -653,8 +654,28 @@ def test_a_held_state_looks_up_each_pages_full_key_and_files(
     # Hashed: the keys of the pages that show the edited run (rendered, then written), alone.
     assert set(hashed) == set(state.files.full_keys) - known
     assert 0 < len(set(hashed)) < pages // 2
-    assert len(state.files.files) == pages
+    # Added to, not made again: the edited run's old page is still there (until emptied).
+    assert len(state.files.files) == pages + 1
     assert tree(out) == cold(content, tmp_path, "edited")
     hashed.clear()
     assert build_site(content, out, "https://elsewhere.example/", state=state).out_dir
     assert len(hashed) >= pages
+
+
+def test_held_files_are_kept_for_their_site_key_and_emptied_once_outgrown() -> None:
+    """`HeldFiles` is added to by each build and held at its end: its full keys only under
+    the site key they were made with, and all of it emptied once it holds more than the
+    site's outputs (by 1,000), so pages gone or rekeyed are not held forever."""
+    held = HeldFiles("site", {"a": "full a"}, {"p/": ("p/index.html", "p/index.json")})
+    output = IncrementalOutput({}, "site", held)
+    output.sink(lambda path, data: None)
+    output.write("404.html", b"x")
+    output.finish()
+    assert held.full_keys == {"a": "full a"} and held.files
+    output = IncrementalOutput({}, "another site", held)
+    output.finish()
+    assert (held.site_key, held.full_keys) == ("another site", {}) and held.files
+    held.full_keys = {f"key {n}": "full" for n in range(1001)}
+    output = IncrementalOutput({}, "another site", held)
+    output.finish()
+    assert held.full_keys == {} and held.files == {}
