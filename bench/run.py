@@ -20,7 +20,8 @@ checkout builds with the same flags as this one in both pairs.
 
 Then the real catalog (`content/`) is built cold, on disk and on tmpfs, and at the largest size
 up to 100k one run file is edited and rebuilt, by `sitegen build --incremental` (in a fresh
-process, and sent to a build daemon: `--daemon`) and by `sitegen serve`. With `--python`,
+process, and sent to a build daemon: `--daemon`; with `--against`, to the other checkout's
+daemon too, alternating with this one's) and by `sitegen serve`. With `--python`,
 another interpreter builds the real catalog too, alternating with this one: what the build of
 Python itself costs (docs/performance.md).
 
@@ -636,37 +637,66 @@ def _edit(target: Path, original: bytes, number: int) -> None:
     target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
-def bench_incremental(n: int, repeat: int, place: Place) -> dict[str, Any]:
+def bench_incremental(
+    n: int, repeat: int, place: Place, against: Path | None = None
+) -> dict[str, Any]:
     """A full build with the cache, then one run file edited (median +1 ns) and rebuilt: by a
     fresh `sitegen build --incremental`, and by one sent to the build daemon of another output
-    (`--daemon` first), alternating, each edit built by both."""
+    (`--daemon` first), each edit built by both; with `against` (another checkout), by its
+    daemon too, of a third output, alternating with this one's: the daemons' ratio."""
     content, _ = catalog(n)
     out = place.root / f"sitegen-incremental-{n}"
     held_out = place.root / f"sitegen-daemon-{n}"
-    place.clear(out)  # and the cache beside it
-    place.clear(held_out)
+    other_out = place.root / f"sitegen-daemon-against-{n}"
+    for folder in (out, held_out, other_out):
+        place.clear(folder)  # and the cache beside it
     first = measure(sitegen_command(content, out, "--incremental"))
     first_held = measure(sitegen_command(content, held_out, "--daemon"))
-    daemon = _daemon_of(held_out, content)
+    daemons = [_daemon_of(held_out, content)]
+    other: list[str] = []
+    other_env: dict[str, str] | None = None
+    if against is not None:
+        other = sitegen_command(content, other_out, "--incremental", python=against_python(against))
+        other_env = against_env(against)
+        measure(sitegen_command(content, other_out, "--daemon", python=other[0]), env=other_env)
+        daemons.append(_daemon_of(other_out, content))
     target = _one_run_file(content)
     original = target.read_bytes()
-    samples, held = [], []
+    samples, held, held_against = [], [], []
     try:
         for number in range(repeat):
             _edit(target, original, number)
             samples.append(measure(sitegen_command(content, out, "--incremental")))
-            held.append(measure(sitegen_command(content, held_out, "--incremental")))
+            ours = sitegen_command(content, held_out, "--incremental")
+            if against is None:
+                held.append(measure(ours))
+            elif number % 2:
+                held_against.append(measure(other, env=other_env))
+                held.append(measure(ours))
+            else:
+                held.append(measure(ours))
+                held_against.append(measure(other, env=other_env))
+            beside = f", against's {held_against[-1]['wall_s']:7.2f} s" if held_against else ""
             print(
                 f"  {n:>9,} one-file  {samples[-1]['wall_s']:7.2f} s, "
-                f"by the daemon {held[-1]['wall_s']:7.2f} s",
+                f"by the daemon {held[-1]['wall_s']:7.2f} s{beside}",
                 flush=True,
             )
-        daemon_peak = _peak_rss(daemon)
+        daemon_peak = _peak_rss(daemons[0])
     finally:
         target.write_bytes(original)
-        _end(daemon)
-    place.clear(out)
-    place.clear(held_out)
+        for daemon in daemons:
+            _end(daemon)
+    for folder in (out, held_out, other_out):
+        place.clear(folder)
+    against_figures: dict[str, Any] = {}
+    if held_against:
+        median = statistics.median(s["wall_s"] for s in held_against)
+        against_figures = {
+            "against_daemon_wall_s": round(median, 3),
+            "against_daemon_wall_s_all": [round(s["wall_s"], 3) for s in held_against],
+            "daemon_against_ratio": round(statistics.median(s["wall_s"] for s in held) / median, 3),
+        }
     return {
         "runs": n,
         "output": place.name,
@@ -680,6 +710,7 @@ def bench_incremental(n: int, repeat: int, place: Place) -> dict[str, Any]:
         "daemon_wall_s": round(statistics.median(s["wall_s"] for s in held), 3),
         "daemon_wall_s_all": [round(s["wall_s"], 3) for s in held],
         "daemon_peak_rss_mib": round(daemon_peak / 2**20),
+        **against_figures,
     }
 
 
@@ -983,7 +1014,7 @@ def run_all(args: argparse.Namespace, sizes: list[int], results: dict[str, Any])
         n = max((s for s in sizes if s <= 100_000), default=min(sizes))
         place = place_for(n, args.disk)
         print(f"one-file rebuild at {n:,} runs, output on {place.name}", flush=True)
-        results["incremental"] = bench_incremental(n, args.repeat, place)
+        results["incremental"] = bench_incremental(n, args.repeat, place, args.against)
         print(f"sitegen serve, one-file rebuild at {n:,} runs", flush=True)
         results["serve"] = bench_serve(n, args.repeat, place)
 
