@@ -952,6 +952,12 @@ def table(results: dict[str, Any]) -> str:
             f"first build {incremental['daemon_first_build_s']:.2f} s, its peak RSS "
             f"{incremental['daemon_peak_rss_mib']:,} MiB)."
         )
+        if "against_daemon_wall_s" in incremental:
+            extra.append(
+                f"The other checkout's daemon, alternating with this one's on the same edits: "
+                f"{incremental['against_daemon_wall_s']:.2f} s: this code's time over that "
+                f"code's **{incremental['daemon_against_ratio']:.2f}**."
+            )
     serve = results.get("serve")
     if serve:
         extra.append(
