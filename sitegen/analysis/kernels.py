@@ -194,7 +194,9 @@ class HeldAnalysis:
     listed_by: dict[str, list[RunFacts]] = field(default_factory=dict)
     # Each resource's run list cut into its pages' slices, each with its `runs_signature`
     # (site/plan.py's `held_resource_keys`), and the kernels' signatures they were made with.
-    slices: tuple[Any, dict[str, list[tuple[tuple[RunFacts, ...], str]]]] = (None, {})
+    slices: tuple[Any, dict[str, list[tuple[tuple[RunFacts, ...], str]]]] = field(
+        default_factory=lambda: (None, {})
+    )
     unplaced: list[tuple[bool, RunFacts]] = field(default_factory=list)
     # Run digest or kernel key → what `derived` made of it (the slots' first halves).
     made_of: dict[str, set[str]] = field(default_factory=dict)
