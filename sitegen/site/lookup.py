@@ -45,6 +45,11 @@ V = TypeVar("V")
 _REFERENCE_FIELDS = ("implementation", "workload", "protocol", "environment")
 
 
+def run_references(run: RunFacts) -> tuple[str, str, str, str]:
+    """The resources a run references (`_REFERENCE_FIELDS`): those whose pages list it."""
+    return (run.implementation, run.workload, run.protocol, run.environment)
+
+
 @dataclass(frozen=True)
 class SiteInputs:
     """Everything the site is made from."""
@@ -185,8 +190,12 @@ class SiteLookup:
         (their series' names: `kernel_signature`); None unless keyed."""
         if not self.inputs.keyed:
             return None
+        return self.signed_key(*parts, signature=self.runs_signature(runs))
+
+    def signed_key(self, *parts: str, signature: str) -> str:
+        """`page_key` of runs whose `runs_signature` (or several, joined) is made already."""
         digest = hashlib.sha256("\0".join(parts).encode())
-        digest.update(self.runs_signature(runs).encode())
+        digest.update(signature.encode())
         return digest.hexdigest()
 
     def run_page_key(self, run: RunFacts, *shown: str) -> str | None:
@@ -400,7 +409,7 @@ def _relisted(
     bisection); whether every run was where the lists' order puts it (if not, the lists are
     half done: made again from all runs)."""
     for put, run in unplaced:
-        references = (run.implementation, run.workload, run.protocol, run.environment)
+        references = run_references(run)
         project = project_of.get(run.implementation)
         for digest in (*references, project) if project is not None else references:
             runs = listed.setdefault(digest, [])

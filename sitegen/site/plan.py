@@ -10,7 +10,6 @@ rendered.
 from __future__ import annotations
 
 import functools
-import hashlib
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple
@@ -26,7 +25,7 @@ from sitegen.site.kernel import kernel_page
 from sitegen.site.leaderboard import leaderboard_page
 from sitegen.site.lists import list_pages
 from sitegen.site.llms import llms_txt
-from sitegen.site.lookup import SiteInputs, SiteLookup
+from sitegen.site.lookup import SiteInputs, SiteLookup, run_references
 from sitegen.site.methodology import methodology_page
 from sitegen.site.quality import marks_key, quality_page, series_qualities
 from sitegen.site.records import LazyPage, Page, Site
@@ -157,9 +156,9 @@ def held_run_pages(lookup: SiteLookup, held: dict[str, KernelKeys]) -> list[Lazy
     100k runs to plan them all)."""
     analysis = lookup.analysis.held
     assert analysis is not None  # `held_keys` is None without it
-    planner = analysis.planner if isinstance(analysis.planner, RunPlanner) else None
-    if planner is None:
-        planner = analysis.planner = RunPlanner(lookup, held=True)
+    if not isinstance(analysis.planner, RunPlanner):
+        analysis.planner = RunPlanner(lookup, held=True)
+    planner: RunPlanner = analysis.planner
     planner.use(lookup)
     groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
         kernel.key: ((held[kernel.key],), None) for kernel in lookup.analysis.kernels
@@ -227,13 +226,11 @@ def _resource_keys(
     shown = lookup.resource_runs(entry)
     if signatures is None:
         signatures = [lookup.runs_signature(lookup.page_of(shown, n)) for n in range(1, pages + 1)]
-    head = f"{entry.digest}\0{len(shown)}"
-    whole = hashlib.sha256(f"r\0{head}".encode())
-    for signature in signatures:
-        whole.update(signature.encode())
-    keys: list[str | None] = [whole.hexdigest()]
-    for n in range(2, pages + 1):
-        keys.append(hashlib.sha256(f"r{n}\0{head}\0{signatures[n - 1]}".encode()).hexdigest())
+    count, key = str(len(shown)), lookup.signed_key
+    keys: list[str | None] = [key("r", entry.digest, count, signature="".join(signatures))]
+    keys += [
+        key(f"r{n}", entry.digest, count, signature=signatures[n - 1]) for n in range(2, pages + 1)
+    ]
     return keys
 
 
@@ -253,7 +250,7 @@ def held_resource_keys(lookup: SiteLookup) -> dict[str, list[str | None]] | None
     kernels = tuple(lookup.kernel_signature(k.key) for k in lookup.analysis.kernels)
     touched: set[str] = set()
     for run in held.unlisted:
-        touched.update((run.implementation, run.workload, run.protocol, run.environment))
+        touched.update(run_references(run))
     last = held.groups.get("resources", {})
     held_kernels = next(iter(last.values()))[1] if last else None
     if held_kernels == kernels:  # compared once, not once a resource (~6k signatures each)
@@ -278,18 +275,17 @@ def held_resource_keys(lookup: SiteLookup) -> dict[str, list[str | None]] | None
     sliced_with, slices = held.slices
     if sliced_with is not kernels:
         slices = {}
-    size = lookup.runs_per_page
 
     def make(digest: str) -> list[str | None]:
         stop_if_superseded()  # a protocol's ~100k runs at 100k
         entry = entries[digest]
         shown = lookup.resource_runs(entry)
-        last = slices.get(digest, [])
+        held_slices = slices.get(digest, [])
         now = []
-        for number in range(lookup.page_count(len(shown))):
-            part = tuple(shown[number * size : (number + 1) * size])
-            if number < len(last) and same_objects(last[number][0], part):
-                now.append(last[number])
+        for number in range(1, lookup.page_count(len(shown)) + 1):
+            part = tuple(lookup.page_of(shown, number))
+            if number <= len(held_slices) and same_objects(held_slices[number - 1][0], part):
+                now.append(held_slices[number - 1])
             else:
                 now.append((part, lookup.runs_signature(part)))
         slices[digest] = now
