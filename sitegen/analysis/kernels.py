@@ -207,12 +207,14 @@ class HeldAnalysis:
     )
     # The site-wide inputs `groups` were made with (`pipeline._site_key`).
     groups_site: str = ""
-    # The last build's manifest.json and where each entry's line is in it (render/outputs.py's
-    # `ManifestLines`), None before the first.
+    # The last build's manifest.json and export, and where each item's line is in them
+    # (render/outputs.py's `HeldLines`), None before the first.
     lines: Any = None
-    # Each run's manifest entry, by its resource's id: (the resource, the entry), reused while
-    # the resource is the very same object (publish/manifest.py). The last build's.
-    entries: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+    export: Any = None
+    # The last build's resources and their manifest entries, in order, and the places of those
+    # that are not runs: a run's entry is reused while its resource is the very same object
+    # (publish/manifest.py).
+    entries: tuple[tuple[Any, ...], list[Any], list[int]] = ((), [], [])
     # What plans the held run pages (site/plan.py's `RunPlanner`), None before the first.
     planner: Any = None
 
@@ -242,7 +244,7 @@ class HeldAnalysis:
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
             self.oldest, self.made_of, self.groups, self.listed = [], {}, {}, []
-            self.entries, self.unlisted, self.listed_by, self.unplaced = {}, [], {}, []
+            self.entries, self.unlisted, self.listed_by, self.unplaced = ((), [], []), [], {}, []
 
     def site(self, key: str) -> None:
         """Drop what `per_group` made if the site-wide inputs changed (a base URL, the
@@ -368,6 +370,50 @@ def per_group(
 def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
     """Whether two sequences hold the very same objects, in order (compared as pointers)."""
     return len(held) == len(members) and all(map(operator.is_, held, members))
+
+
+class Stretch(NamedTuple):
+    """`now[start:stop]` is `last[last : last + stop - start]`, object for object."""
+
+    start: int
+    stop: int
+    last: int
+
+
+def same_stretches(last: Sequence[Any], now: Sequence[Any]) -> list[Stretch]:
+    """The stretches of `now` that are stretches of `last` (the very same objects in the same
+    order), in order; an item of `now` outside them is new, or one that swapped places with
+    its neighbour (the caller makes it anew). Compared as pointers, so that
+    no object is read: ~100k resources, whose attributes each cost a cache miss to read.
+    A replaced or inserted item is stepped over where it stands; anything moved further is
+    found through the objects' ids (`last` holds them: no id is reused while it lives)."""
+    stretches: list[Stretch] = []
+    place: dict[int, int] | None = None
+    size, last_size = len(now), len(last)
+    i = j = 0
+    while i < size:
+        item = now[i]
+        if j < last_size and item is last[j]:
+            start, from_last = i, j
+            i, j = i + 1, j + 1
+            while i < size and j < last_size and now[i] is last[j]:
+                i, j = i + 1, j + 1
+            stretches.append(Stretch(start, i, from_last))
+            continue
+        if i + 1 < size and j + 1 < last_size and now[i + 1] is last[j + 1]:
+            i, j = i + 1, j + 1  # replaced where it stands
+            continue
+        if i + 1 < size and j < last_size and now[i + 1] is last[j]:
+            i += 1  # inserted
+            continue
+        if place is None:
+            place = {id(held): number for number, held in enumerate(last)}
+        found = place.get(id(item))
+        if found is not None and last[found] is item:
+            j = found
+        else:
+            i += 1
+    return stretches
 
 
 def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:

@@ -37,7 +37,7 @@ from sitegen.publish.incremental import (
 )
 from sitegen.site.lookup import SiteLookup, listed_order
 from sitegen.site.plan import KernelKeys
-from sitegen.site.quality import marks_key, run_quality
+from sitegen.site.quality import marks_key, marks_of, run_figures
 from sitegen.site.resource import KINDS
 from sitegen.site.run import run_key
 from sitegen.user_cache import state_key, user_cache_dir
@@ -370,7 +370,11 @@ def held_keys_checked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
         keys = held_keys(lookup)
         regressions = lookup.memo(sitegen.site.quality._regressions)("")
         figures = speed_of_light(lookup.analysis, lookup.catalog)
-        assert run_quality(lookup) == assess(lookup.analysis, lookup.catalog, figures, regressions)
+        # Each run's marks and figures from its series' held Quality: the whole catalog's.
+        whole = assess(lookup.analysis, lookup.catalog, figures, regressions)
+        assert {d: (marks_of(lookup, d), run_figures(lookup, d)) for d in lookup.runs} == {
+            d: (whole.of(d), whole.figures.get(d)) for d in lookup.runs
+        }
         assert keys == {
             k.key: KernelKeys(
                 lookup.page_key("kernel", k.key, marks_key(lookup, k.runs), runs=k.runs),

@@ -122,3 +122,41 @@ def test_a_held_manifest_takes_the_lines_of_its_unchanged_entries_from_the_last(
     copy = manifest._replace(entries=(replace(first), *manifest.entries[1:]))
     assert manifest_json(copy, held) == manifest_json(manifest)
     assert written[0] == first.digest and len(written) == 1 + len(manifest.entries)
+
+
+def test_a_held_export_takes_the_lines_of_its_unchanged_resources_from_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`sitegen serve`, the build daemon: the same bytes as written whole, with only the
+    resources that are not the very objects of the last build's export written again."""
+    import sitegen.render.outputs
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.content.loaded import LoadedResource
+
+    def resource(number: int, value: float) -> LoadedResource:
+        document = {
+            "kind": "BenchmarkRun",
+            "metadata": {"name": f"r{number}"},
+            "spec": {"v": value},
+        }
+        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
+
+    first = tuple(resource(n, n + 0.5) for n in range(8))
+    held = HeldAnalysis()
+    assert export_jsonl(first, held) == export_jsonl(first)
+    written: list[str] = []
+    line = sitegen.render.outputs._export_line
+    monkeypatch.setattr(
+        sitegen.render.outputs, "_export_line", lambda e: written.append(e.digest) or line(e)
+    )
+    edited, added = resource(3, 1e-7), resource(9, 9.5)
+    for now, made in [
+        ((*first[:3], edited, *first[4:]), [edited]),  # one changed
+        ((added, *first[:3], edited, *first[4:]), [added]),  # one added first
+        ((first[6], *first[:3], edited, first[4], first[7]), [first[6]]),  # moved, one gone
+        ((), []),
+        (first, list(first)),  # after an empty export, nothing to take from
+    ]:
+        written.clear()
+        assert export_jsonl(now, held) == b"".join(line(e) for e in now)
+        assert written == [e.digest for e in made]
