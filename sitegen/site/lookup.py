@@ -14,9 +14,9 @@ import heapq
 import json
 import operator
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from sitegen.analysis.kernels import Analysis, Kernel, RunFacts, Series, newer
 from sitegen.analysis.regressions import DEFAULT_THRESHOLD
@@ -43,6 +43,69 @@ RUNS_PER_PAGE = 500
 K = TypeVar("K")
 V = TypeVar("V")
 _REFERENCE_FIELDS = ("implementation", "workload", "protocol", "environment")
+
+
+class SourceTally(NamedTuple):
+    """What the sources page says of one source's runs (or a few sources')."""
+
+    runs: int
+    kernels: frozenset[str]
+    environments: frozenset[str]
+    failed: int  # runs that did not pass
+    newest: str  # the latest `observed_at`
+    oldest: str
+
+
+class KernelTally(NamedTuple):
+    """What site-wide counts take from one kernel's runs."""
+
+    references: Counter[str]  # how many of its runs reference each resource
+    sources: dict[str, SourceTally]
+
+
+def kernel_tally(kernel: Kernel) -> KernelTally:
+    return KernelTally(reference_counts(kernel.runs), source_tallies(kernel.runs))
+
+
+def reference_counts(runs: Collection[RunFacts]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for field_name in _REFERENCE_FIELDS:
+        counts.update(map(operator.attrgetter(field_name), runs))
+    return counts
+
+
+def source_tallies(runs: Iterable[RunFacts]) -> dict[str, SourceTally]:
+    """Each source's runs tallied, by source id, in order."""
+    by_source: dict[str, list[RunFacts]] = defaultdict(list)
+    for run in runs:
+        by_source[run.source].append(run)
+    found = {}
+    for source in sorted(by_source):
+        same = by_source[source]
+        dates = [run.observed_at for run in same]
+        found[source] = SourceTally(
+            len(same),
+            frozenset(run.kernel_key for run in same),
+            frozenset(run.environment for run in same),
+            sum(1 for run in same if run.status != "passed"),
+            max(dates),
+            min(dates),
+        )
+    return found
+
+
+def merged_tally(tallies: Sequence[SourceTally]) -> SourceTally:
+    """One tally of the runs of several tallies (of other runs each)."""
+    if len(tallies) == 1:
+        return tallies[0]
+    return SourceTally(
+        sum(tally.runs for tally in tallies),
+        frozenset().union(*(tally.kernels for tally in tallies)),
+        frozenset().union(*(tally.environments for tally in tallies)),
+        sum(tally.failed for tally in tallies),
+        max(tally.newest for tally in tallies),
+        min(tally.oldest for tally in tallies),
+    )
 
 
 def run_references(run: RunFacts) -> tuple[str, str, str, str]:
@@ -300,18 +363,51 @@ class SiteLookup:
         return found
 
     @functools.cached_property
+    def _kernel_tallies(self) -> list[KernelTally] | None:
+        """With a held analysis, each kernel's `KernelTally`, held while the kernel is the very
+        same object (its runs are): what site-wide counts sum instead of reading every run
+        (~0.2 s at 100k runs). None otherwise."""
+        held = self.analysis.held
+        if held is None:
+            return None
+        return [
+            held.derived("tally", kernel, None, functools.partial(kernel_tally, kernel))
+            for kernel in self.analysis.kernels
+        ]
+
+    @functools.cached_property
     def run_counts(self) -> Counter[str]:
         """How many runs reference each resource."""
-        runs = self.runs.values()
-        counts: Counter[str] = Counter()
-        for field_name in _REFERENCE_FIELDS:
-            counts.update(map(operator.attrgetter(field_name), runs))
-        return counts
+        tallies = self._kernel_tallies
+        if tallies is not None:
+            counts: Counter[str] = Counter()
+            for tally in tallies:
+                counts.update(tally.references)
+            return counts
+        return reference_counts(self.runs.values())
+
+    @functools.cached_property
+    def sources(self) -> dict[str, SourceTally]:
+        """Each source's runs tallied, by source id (`sourceNative.source`, "" for none), in
+        order."""
+        tallies = self._kernel_tallies
+        if tallies is None:
+            return source_tallies(self.runs.values())
+        found: dict[str, list[SourceTally]] = defaultdict(list)
+        for tally in tallies:
+            for source, counts in tally.sources.items():
+                found[source].append(counts)
+        return {source: merged_tally(found[source]) for source in sorted(found)}
 
     @functools.cached_property
     def source_counts(self) -> Counter[str]:
-        """How many runs come from each source (`sourceNative.source`, "" for none)."""
-        return Counter(run.source for run in self.runs.values())
+        """How many runs come from each source (`sourceNative.source`, "" for none), in
+        order of source."""
+        return Counter({source: tally.runs for source, tally in self.sources.items()})
+
+    def every_attribution(self) -> tuple[Attribution, ...]:
+        """`attributions` of every run."""
+        return self._credits(frozenset(self.sources))
 
     def run_sources(self, entry: LoadedResource) -> list[str]:
         """The resources whose runs a resource page lists: itself, or a project's

@@ -358,7 +358,7 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     regressions = regressions_feed(lookup)
     stop_if_superseded()
     urls = sitemap(lookup, (page.path for page in pages))
-    attributions = lookup.attributions(lookup.runs.values())
+    attributions = lookup.every_attribution()
     stop_if_superseded()
     return Site(
         pages=tuple(pages),

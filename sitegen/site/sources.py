@@ -4,12 +4,11 @@ credit it asks for, how much of the catalog is its (runs, kernels, GPUs), and ho
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import NamedTuple
 
 from sitegen.site.format import when
 from sitegen.site.home import SourceBlock, source_blocks
-from sitegen.site.lookup import SiteLookup
+from sitegen.site.lookup import SiteLookup, merged_tally
 from sitegen.site.records import Fact, Page, PageMeta
 
 INTRO = (
@@ -32,31 +31,30 @@ class SourcesContext(NamedTuple):
 
 
 def sources_page(lookup: SiteLookup) -> Page:
-    runs_of: dict[str, list[str]] = defaultdict(list)  # source id → run digests
-    for run in lookup.runs.values():
-        runs_of[run.source].append(run.digest)
+    tallies = lookup.sources
     rows = []
     for block in source_blocks(lookup):
-        runs = [lookup.runs[d] for s in block.sources for d in runs_of.get(s, ())]
+        found = [tallies[s] for s in block.sources if s in tallies]
+        tally = merged_tally(found) if found else None
         counts = [
-            Fact("Runs", f"{len(runs):,}"),
-            Fact("Kernels", f"{len({r.kernel_key for r in runs}):,}"),
-            Fact("GPUs", lookup.gpu_labels({r.environment for r in runs}) or "—"),
+            Fact("Runs", f"{tally.runs if tally else 0:,}"),
+            Fact("Kernels", f"{len(tally.kernels) if tally else 0:,}"),
+            Fact("GPUs", lookup.gpu_labels(tally.environments if tally else frozenset()) or "—"),
         ]
-        failed = sum(1 for r in runs if r.status != "passed")
-        if failed:
-            counts.append(Fact("Runs that did not pass", f"{failed:,}"))
+        if tally is not None and tally.failed:
+            counts.append(Fact("Runs that did not pass", f"{tally.failed:,}"))
         freshness = []
-        if runs:
-            freshness.append(Fact("Newest run", when(max(r.observed_at for r in runs))))
-            freshness.append(Fact("Oldest run", when(min(r.observed_at for r in runs))))
+        if tally is not None:
+            freshness.append(Fact("Newest run", when(tally.newest)))
+            freshness.append(Fact("Oldest run", when(tally.oldest)))
         report = block.report
         if report is not None and report.verified:
             freshness.append(Fact("Terms verified", report.verified))
         if report is not None and report.freshness_days is not None:
             freshness.append(Fact("Freshness promised", f"within {report.freshness_days} days"))
         rows.append(SourceRow(block, tuple(counts), tuple(freshness)))
-    meta = lookup.meta("Sources", "sources/", INTRO, "sources", lookup.runs.values())
+    meta = lookup.meta("Sources", "sources/", INTRO, "sources")
+    meta = meta._replace(attributions=lookup.every_attribution())
     twin = {
         "title": "Sources",
         "sources": [
