@@ -5,9 +5,10 @@ tallies of a kernel page's passes and of a GPU page (analysis/verdicts.py decide
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from collections.abc import Hashable
+from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import RunFacts, derived
+from sitegen.analysis.kernels import RunFacts, derived, per_group
 from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.analysis.series import metrics_of, rank_cohort
 from sitegen.analysis.verdicts import (
@@ -123,57 +124,66 @@ def leaderboard_kernel(lookup: SiteLookup, key: str) -> bool:
 def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
     """A GPU page's summary: per kernel and pass measured on it, who is fastest where; the same
     verdicts as the kernel page's latency charts, judged cohort by cohort without drawing them."""
-    lines = []
-    label = lookup.gpu_label(environment)
-    gpu = Link(label, lookup.urls.link(environment))
-    on_gpu = lookup.memo(_latency_cohorts)(None).get(environment, {})
-    for kernel in lookup.analysis.kernels:
-        cohorts = on_gpu.get(kernel.key)
-        if not cohorts or lookup.memo(leaderboard_kernel)(kernel.key):
-            continue  # a leaderboard says who leads in its own words (site/leaderboard.py)
-        series = lookup.series_by_key(kernel.key)
-        href = lookup.urls.link(kernel.key) or ""
+    lines: list[WinsLine] = []
+    for on_gpus in lookup.memo(_wins_by_kernel)(None).values():
+        lines += on_gpus.get(environment, ())
+    return tuple(lines)
+
+
+def _wins_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, list[WinsLine]]]:
+    """Each kernel's `gpu_wins` lines, by environment, in kernel order; with a held analysis,
+    a kernel's are held while it is the very same object (~0.2 s at 100k runs for a GPU's
+    page, which sums up every kernel measured on it)."""
+    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
+        kernel.key: ((kernel,), None) for kernel in lookup.analysis.kernels
+    }
+    return per_group(
+        lookup.analysis.held, "gpu wins", groups, functools.partial(_kernel_wins, lookup)
+    )
+
+
+def _kernel_wins(lookup: SiteLookup, key: str) -> dict[str, list[WinsLine]]:
+    kernel = lookup.kernels[key]
+    if lookup.memo(leaderboard_kernel)(key):
+        return {}  # a leaderboard says who leads in its own words (site/leaderboard.py)
+    # environment → pass → (protocol, workload) → the cohort's runs with a latency (or with no
+    # value at all, as the latency charts list them)
+    cohorts: dict[str, dict[str, dict[tuple[str, str], list[RunFacts]]]] = {}
+    for run in kernel.runs:
+        if (LATENCY, "ns") in metrics_of(run):
+            by_pass = cohorts.setdefault(run.environment, {}).setdefault(run.pass_name, {})
+            by_pass.setdefault((run.protocol, run.workload), []).append(run)
+    series = lookup.series_by_key(key)
+    href = lookup.urls.link(key) or ""
+    found: dict[str, list[WinsLine]] = {}
+    for environment in sorted(cohorts):
+        label = lookup.gpu_label(environment)
+        gpu = Link(label, lookup.urls.link(environment))
         for pass_name in kernel.pass_names:
-            if pass_name not in cohorts:
+            if pass_name not in cohorts[environment]:
                 continue
             points = []
-            for key, runs in sorted(cohorts[pass_name].items()):
+            for cohort, runs in sorted(cohorts[environment][pass_name].items()):
                 cells = rank_cohort(runs, series, LATENCY, "ns", None)
                 point = judge(cells, runs[0].workload, None, runs[0].shape)
                 if point is not None:
-                    points.append((key, point))
+                    points.append((cohort, point))
             text = tally_text(tally_points(points), wording(LATENCY))
             if text:
                 target = f"{href}#{gpu_anchor(pass_name, label, environment)}"
-                lines.append(
+                found.setdefault(environment, []).append(
                     WinsLine(
-                        lookup.kernel_link(kernel.key),
+                        lookup.kernel_link(key),
                         pass_name,
                         gpu,
                         Link(f"{pass_name} pass", target),
                         text,
                     )
                 )
-    return tuple(lines)
+    return found
 
 
 def latency_tally(verdicts: tuple[ChartVerdicts, ...]) -> str:
     """The latency charts' verdicts of a pass on a GPU, in one line."""
     latency = [v for v in verdicts if v.chart.metric == LATENCY]
     return tally_text(tally(latency), wording(LATENCY))
-
-
-# environment → kernel → pass → (protocol, workload) → the cohort's runs with a latency (or
-# with no value at all, as the latency charts list them)
-LatencyCohorts = dict[str, dict[str, dict[str, dict[tuple[str, str], list[RunFacts]]]]]
-
-
-def _latency_cohorts(lookup: SiteLookup, _: None) -> LatencyCohorts:
-    """Every GPU's latency cohorts, grouped once a build for all the GPU pages."""
-    found: LatencyCohorts = {}
-    for run in lookup.runs.values():
-        if (LATENCY, "ns") in metrics_of(run):
-            by_kernel = found.setdefault(run.environment, {}).setdefault(run.kernel_key, {})
-            by_cohort = by_kernel.setdefault(run.pass_name, {})
-            by_cohort.setdefault((run.protocol, run.workload), []).append(run)
-    return found
