@@ -405,6 +405,10 @@ class SiteLookup:
         order of source."""
         return Counter({source: tally.runs for source, tally in self.sources.items()})
 
+    def credits(self, sources: frozenset[str]) -> tuple[Attribution, ...]:
+        """`attributions` of runs from these sources."""
+        return self._credits(sources)
+
     def every_attribution(self) -> tuple[Attribution, ...]:
         """`attributions` of every run."""
         return self._credits(frozenset(self.sources))

@@ -3,10 +3,12 @@ uses it, and its runs (continued on numbered pages past the lookup's runs_per_pa
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import NamedTuple
+from collections.abc import Hashable
+from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import RunFacts
+from sitegen.analysis.kernels import RunFacts, per_group
 from sitegen.content.loaded import LoadedResource
 from sitegen.site.facts import (
     implementation_groups,
@@ -17,10 +19,19 @@ from sitegen.site.facts import (
 from sitegen.site.format import KIND_WORDS, title_of
 from sitegen.site.leaderboard import gpu_leaders
 from sitegen.site.lists import RUN_LIST_COLUMNS, pager, run_list_page
-from sitegen.site.lookup import SiteLookup
+from sitegen.site.lookup import SiteLookup, run_references
 from sitegen.site.methodology import GpuPeaks, gpu_peaks
-from sitegen.site.records import Fact, FactGroup, Identity, Link, Page, PageMeta, RunRow
-from sitegen.site.search import search_tags
+from sitegen.site.records import (
+    Fact,
+    FactGroup,
+    Identity,
+    Link,
+    Page,
+    PageMeta,
+    RunRow,
+    SearchTags,
+)
+from sitegen.site.search import PAGE, run_tags, search_tags
 from sitegen.site.urls import SECTIONS
 from sitegen.site.verdicts import WinsLine, gpu_wins
 
@@ -111,14 +122,17 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         groups.append(FactGroup("Project", project_facts(spec)))
         users_title = "Implementations"
         extra_links = [lookup.link(d) for d in lookup.project_implementations(entry)]
-    meta = lookup.meta(
-        title_of(entry),
-        path,
-        description(lookup, entry, ordered),
-        SECTIONS[kind],
-        ordered,
-        search=search_tags(lookup, PAGE_KINDS[kind], ordered),
-    )
+    if lookup.analysis.held is None:
+        meta = lookup.meta(
+            title_of(entry),
+            path,
+            description(lookup, entry, ordered),
+            SECTIONS[kind],
+            ordered,
+            search=search_tags(lookup, PAGE_KINDS[kind], ordered),
+        )
+    else:
+        meta = _held_meta(lookup, entry, path, len(ordered))
     used_by = [
         Link(f"{KIND_WORDS[u.kind]}: {title_of(u)}", lookup.urls.link(u.digest)) for u in others
     ]
@@ -179,15 +193,83 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
 
 def description(lookup: SiteLookup, entry: LoadedResource, runs: list[RunFacts]) -> str:
     """`GPU environment NVIDIA H100 80GB HBM3 in kernelindex: 40 runs of 2 kernels on 1 GPU.`"""
+    kernels = len({run.kernel_key for run in runs})
+    gpus = len({lookup.gpu_label(run.environment) for run in runs})
+    return _described(entry, len(runs), kernels, gpus)
+
+
+def _described(entry: LoadedResource, runs: int, kernels: int, gpus: int) -> str:
     said = f"{KIND_WORDS[entry.kind].capitalize()} {title_of(entry)} in kernelindex"
     if not runs:
         return said + "."
-    kernels = len({run.kernel_key for run in runs})
-    gpus = len({lookup.gpu_label(run.environment) for run in runs})
     return (
-        f"{said}: {len(runs):,} run{'s' * (len(runs) != 1)} of {kernels} "
+        f"{said}: {runs:,} run{'s' * (runs != 1)} of {kernels} "
         f"kernel{'s' * (kernels != 1)} on {gpus} GPU{'s' * (gpus != 1)}."
     )
+
+
+class RunsTally(NamedTuple):
+    """What a resource page's head says of its runs, beside their count."""
+
+    tags: frozenset[tuple[str, str]]  # `run_tags` of each
+    sources: frozenset[str]
+    kernels: frozenset[str]
+    environments: frozenset[str]
+
+
+def _held_meta(lookup: SiteLookup, entry: LoadedResource, path: str, runs: int) -> PageMeta:
+    """`resource_page`'s head with a held analysis: its description, credits and search tags
+    from its runs' tallies, held per kernel (`_tallies_by_kernel`), where reading a GPU's
+    or a protocol's ~15k or ~100k runs took ~0.1 s a page at 100k runs."""
+    by_kernel = lookup.memo(_tallies_by_kernel)(None)
+    digests = lookup.run_sources(entry)
+    parts = [
+        tally for by_digest in by_kernel.values() for d in digests if (tally := by_digest.get(d))
+    ]
+    tally = RunsTally(
+        frozenset().union(*(part.tags for part in parts)),
+        frozenset().union(*(part.sources for part in parts)),
+        frozenset().union(*(part.kernels for part in parts)),
+        frozenset().union(*(part.environments for part in parts)),
+    )
+    gpus = len({lookup.gpu_label(environment) for environment in tally.environments})
+    meta = lookup.meta(
+        title_of(entry),
+        path,
+        _described(entry, runs, len(tally.kernels), gpus),
+        SECTIONS[entry.kind],
+        search=SearchTags(tuple(sorted({(PAGE, PAGE_KINDS[entry.kind]), *tally.tags})), ""),
+    )
+    return meta._replace(attributions=lookup.credits(tally.sources))
+
+
+def _tallies_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, RunsTally]]:
+    """Each kernel's runs tallied by the resources they reference (by digest), held while the
+    kernel is the very same object."""
+    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
+        kernel.key: ((kernel,), None) for kernel in lookup.analysis.kernels
+    }
+    return per_group(
+        lookup.analysis.held, "resource tallies", groups, functools.partial(_kernel_tallies, lookup)
+    )
+
+
+def _kernel_tallies(lookup: SiteLookup, key: str) -> dict[str, RunsTally]:
+    found: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
+    for run in lookup.kernels[key].runs:
+        tags = run_tags(lookup, run)
+        for digest in run_references(run):
+            tally = found.get(digest)
+            if tally is None:
+                tally = found[digest] = (set(), set(), set())
+            tally[0].update(tags)
+            tally[1].add(run.source)
+            tally[2].add(run.environment)
+    kernels = frozenset({key})
+    return {
+        digest: RunsTally(frozenset(tags), frozenset(sources), kernels, frozenset(environments))
+        for digest, (tags, sources, environments) in found.items()
+    }
 
 
 def resource_continuation(lookup: SiteLookup, entry: LoadedResource, number: int) -> Page:

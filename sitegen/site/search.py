@@ -4,11 +4,12 @@ headings with ids that a chart's sub-result links to."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Hashable, Iterable
+from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import RunFacts
+from sitegen.analysis.kernels import RunFacts, per_group
 from sitegen.site.format import anchor
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import Page, PageMeta, SearchTags
@@ -51,14 +52,32 @@ def search_page(lookup: SiteLookup) -> Page:
 def example_words(lookup: SiteLookup) -> str:
     """`layernorm h100 fp32`: the kernel, GPU and dtype measured together most often."""
     found: Counter[tuple[str, str, str]] = Counter()
-    for run in lookup.runs.values():
-        gpu = lookup.gpu_label(run.environment).split()
-        model = gpu[1] if len(gpu) > 1 and gpu[0].lower() in ("nvidia", "amd") else gpu[0]
-        found[(run.kernel_title.split(",")[0].lower(), model.lower(), run.shape.dtype)] += 1
+    for counted in lookup.memo(_words_by_kernel)(None).values():
+        found.update(counted)
     if not found:
         return "layernorm"
     words = min(found, key=lambda key: (-found[key], key))
     return " ".join(word for word in words if word)
+
+
+def _words_by_kernel(lookup: SiteLookup, _: None) -> dict[str, Counter[tuple[str, str, str]]]:
+    """Each kernel's runs counted by (kernel, GPU model, dtype); with a held analysis, held
+    while the kernel is the very same object."""
+    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
+        kernel.key: ((kernel,), None) for kernel in lookup.analysis.kernels
+    }
+    return per_group(
+        lookup.analysis.held, "example words", groups, functools.partial(_kernel_words, lookup)
+    )
+
+
+def _kernel_words(lookup: SiteLookup, key: str) -> Counter[tuple[str, str, str]]:
+    found: Counter[tuple[str, str, str]] = Counter()
+    for run in lookup.kernels[key].runs:
+        gpu = lookup.gpu_label(run.environment).split()
+        model = gpu[1] if len(gpu) > 1 and gpu[0].lower() in ("nvidia", "amd") else gpu[0]
+        found[(run.kernel_title.split(",")[0].lower(), model.lower(), run.shape.dtype)] += 1
+    return found
 
 
 def search_tags(
@@ -70,11 +89,18 @@ def search_tags(
     if kernel:
         found.add((KERNEL, kernel))
     for run in runs:
-        found.add((KERNEL, run.kernel_title))
-        found.add((GPU, lookup.gpu_label(run.environment)))
-        found.add((PASS, run.pass_name))
-        found.add((IMPLEMENTATION, lookup.series_of(run).label))
+        found.update(run_tags(lookup, run))
     return SearchTags(tuple(sorted(found)), title)
+
+
+def run_tags(lookup: SiteLookup, run: RunFacts) -> tuple[tuple[str, str], ...]:
+    """The filters a run gives a page that shows it."""
+    return (
+        (KERNEL, run.kernel_title),
+        (GPU, lookup.gpu_label(run.environment)),
+        (PASS, run.pass_name),
+        (IMPLEMENTATION, lookup.series_of(run).label),
+    )
 
 
 class ChartHeading(NamedTuple):

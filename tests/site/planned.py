@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from sitegen.analysis.kernels import Analysis, analyse
 from sitegen.content.records import load_records
 from sitegen.content.reports import load_reports
 from sitegen.pipeline import check_content
-from sitegen.site.lookup import SiteInputs
+from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.plan import plan_site
 from sitegen.site.records import Site
 from sitegen.site.urls import plan_urls
@@ -29,3 +33,51 @@ def site_inputs(content: Path = CONTENT, keyed: bool = False) -> SiteInputs:
 def fixture_site(content: Path = CONTENT) -> tuple[Analysis, Site]:
     inputs = site_inputs(content)
     return inputs.analysis, plan_site(inputs)
+
+
+HELD_CHANGES = ("a run edited", "a run moved", "a run deleted")
+
+
+def held_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: tuple[str, ...] = HELD_CHANGES
+) -> Iterator[tuple[str, SiteLookup, SiteLookup]]:
+    """Builds of a copy of the fixture content with a state held in memory (`sitegen serve`):
+    the first, then one after each change named (`HELD_CHANGES`); each yields the change, the
+    lookup the held build planned its site with, and one made from nothing (no held
+    analysis) of the same content."""
+    import json
+
+    import sitegen.site.plan
+    from sitegen.pipeline import build_site
+    from sitegen.publish.incremental import State
+    from tests.publish.test_incremental import edit, run_files, site_content
+
+    content, out = site_content(tmp_path), tmp_path / "public"
+    lookups: list[SiteLookup] = []
+    sources_page = sitegen.site.plan.sources_page
+    monkeypatch.setattr(
+        sitegen.site.plan,
+        "sources_page",
+        lambda lookup: lookups.append(lookup) or sources_page(lookup),
+    )
+    timed = [p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"]]
+
+    def slower(document: dict[str, Any]) -> None:
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    state = State()
+    for change in ("first build", *changes):
+        if change == "a run edited":
+            edit(timed[0], slower)
+        elif change == "a run moved":
+            timed[1].rename(timed[1].with_name("moved.json"))
+        elif change == "a run deleted":
+            timed[2].unlink()
+        elif change != "first build":
+            raise ValueError(change)
+        assert build_site(content, out, state=state).out_dir is not None, change
+        lookup = lookups[-1]
+        assert lookup.analysis.held is not None
+        plain = SiteLookup(site_inputs(content, keyed=True))
+        assert plain.analysis.held is None
+        yield change, lookup, plain

@@ -16,7 +16,7 @@ from sitegen.site.plan import plan_site
 from sitegen.site.records import LazyPage
 from sitegen.site.resource import KINDS
 from tests.publish.test_incremental import cold, edit, run_files, site_content
-from tests.site.planned import site_inputs
+from tests.site.planned import held_builds, site_inputs
 from tests.test_pipeline import tree
 
 
@@ -167,17 +167,7 @@ def test_held_site_wide_tallies_are_summed_from_the_kernels_held(
     run's credits are summed from each kernel's tally, made again only for a kernel whose runs
     changed: after each kind of change they equal those made from all runs."""
     import sitegen.site.lookup
-    import sitegen.site.plan
 
-    content, out = site_content(tmp_path), tmp_path / "public"
-    state = State()
-    lookups: list[SiteLookup] = []
-    sources_page = sitegen.site.plan.sources_page
-    monkeypatch.setattr(
-        sitegen.site.plan,
-        "sources_page",
-        lambda lookup: lookups.append(lookup) or sources_page(lookup),
-    )
     tallied: list[str] = []
     kernel_tally = sitegen.site.lookup.kernel_tally
     monkeypatch.setattr(
@@ -185,29 +175,13 @@ def test_held_site_wide_tallies_are_summed_from_the_kernels_held(
         "kernel_tally",
         lambda kernel: tallied.append(kernel.key) or kernel_tally(kernel),
     )
-    timed = [p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"]]
-
-    def slower(document: dict[str, Any]) -> None:
-        document["spec"]["timing"]["latencyNs"]["median"] += 1
-
-    for change in ("first build", "a run edited", "a run moved", "a run deleted"):
-        if change == "a run edited":
-            edit(timed[0], slower)
-        elif change == "a run moved":
-            timed[1].rename(timed[1].with_name("moved.json"))
-        elif change == "a run deleted":
-            timed[2].unlink()
-        tallied.clear()
-        assert build_site(content, out, state=state).out_dir is not None, change
-        lookup = lookups[-1]
-        assert lookup.analysis.held is not None
+    for change, lookup, plain in held_builds(tmp_path, monkeypatch):
         kernels = len(lookup.analysis.kernels)
         if change == "first build":
             assert len(tallied) == kernels > 2
         else:
             assert 0 < len(tallied) <= 1 < kernels, change  # the changed run's kernel only
-        plain = SiteLookup(site_inputs(content, keyed=True))
-        assert plain.analysis.held is None
+        tallied.clear()
         assert lookup.run_counts == plain.run_counts, change
         assert lookup.sources == plain.sources and list(lookup.sources) == sorted(plain.sources)
         assert list(lookup.source_counts.items()) == list(plain.source_counts.items())

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
+
+import pytest
 
 from sitegen.site.kernel import KernelContext
 from sitegen.site.records import SearchTags, Site
 from sitegen.site.run import RunContext
-from sitegen.site.search import FILTERS, SearchContext, chart_heading
-from tests.site.planned import fixture_site
+from sitegen.site.search import FILTERS, SearchContext, chart_heading, example_words
+from tests.site.planned import fixture_site, held_builds
 
 
 @functools.cache
@@ -98,3 +101,24 @@ def test_the_search_page_names_its_index_and_an_example_from_the_catalog() -> No
     assert context.example == "layernorm h100 fp32"  # the newest run's kernel, GPU, dtype
     assert page.twin is not None and page.twin["filters"] == list(FILTERS)
     assert page.twin["example"] == "/search/?q=layernorm+h100+fp32"
+
+
+def test_held_example_words_are_counted_again_only_for_a_changed_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sitegen.site.search
+
+    counted: list[str] = []
+    kernel_words = sitegen.site.search._kernel_words
+    monkeypatch.setattr(
+        sitegen.site.search,
+        "_kernel_words",
+        lambda lookup, key: counted.append(key) or kernel_words(lookup, key),
+    )
+    for change, lookup, plain in held_builds(tmp_path, monkeypatch):
+        if change == "first build":
+            assert len(counted) == len(lookup.analysis.kernels) > 2
+        else:
+            assert len(counted) == 1, change  # the changed run's kernel
+        assert example_words(lookup) == example_words(plain) != "layernorm"
+        counted.clear()
