@@ -29,6 +29,7 @@ from sitegen.publish.incremental import (
     STATE_HEADER,
     HeldFiles,
     IncrementalOutput,
+    Outputs,
     State,
     output_tree,
     read_state,
@@ -38,6 +39,7 @@ from sitegen.publish.incremental import (
 from sitegen.site.lookup import SiteLookup, listed_order
 from sitegen.site.plan import KernelKeys
 from sitegen.site.quality import marks_key, marks_of, run_figures
+from sitegen.site.records import LazyPage
 from sitegen.site.resource import KINDS
 from sitegen.site.run import run_key
 from sitegen.user_cache import state_key, user_cache_dir
@@ -683,3 +685,35 @@ def test_held_files_are_kept_for_their_site_key_and_emptied_once_outgrown() -> N
     output = IncrementalOutput({}, "another site", held)
     output.finish()
     assert held.full_keys == {} and held.files == {}
+
+
+def test_a_held_page_skipped_under_the_same_site_key_takes_what_it_noted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page object held from the last build, which skipped it, is skipped again without its
+    full key or files looked up, while its files' outputs are the very items it noted; a file
+    written since, or another site key, looks it all up again."""
+    hashed: list[str] = []
+    full_key = IncrementalOutput.full_key
+    monkeypatch.setattr(
+        IncrementalOutput, "full_key", lambda self, key: hashed.append(key) or full_key(self, key)
+    )
+    page = LazyPage("p/", "run.html", lambda: None, "k")
+    key = full_key(IncrementalOutput({}, "site"), "k")
+    items = {"p/index.html": (key, "sha a"), "p/index.json": (key, "sha b")}
+
+    def skipped(previous: Outputs, site: str = "site") -> tuple[bool, int]:
+        hashed.clear()
+        output = IncrementalOutput(previous, site, HeldFiles())
+        found = output.skip(page)
+        output.finish()
+        assert output.outputs == (previous if found else {})
+        return found, len(hashed)
+
+    assert skipped(items) == (True, 1) and page.skipped is not None
+    assert skipped(dict(items)) == (True, 0)  # the very items, in another build's outputs
+    written = {**items, "p/index.json": (key, "sha b")}  # equal, but written since
+    assert skipped(written) == (True, 1)
+    assert skipped(dict(written)) == (True, 0)
+    assert skipped(dict(written), "another site") == (False, 1)
+    assert skipped({}) == (False, 1)
