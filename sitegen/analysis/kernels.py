@@ -234,13 +234,7 @@ class HeldAnalysis:
 
     def renew(self, catalog: Catalog) -> None:
         """Drop everything if a resource that is not a run changed since the last build."""
-        others = tuple(
-            sorted(
-                (e.kind, e.digest, e.token)
-                for e in catalog.by_digest.values()
-                if e.kind != "BenchmarkRun"
-            )
-        )
+        others = tuple(sorted((e.kind, e.digest, e.token) for e in catalog.all_but("BenchmarkRun")))
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
             self.oldest, self.made_of, self.groups, self.listed = [], {}, {}, []

@@ -40,12 +40,22 @@ class Catalog:
         """Resources of one kind, sorted by name then digest."""
         return self._by_kind.get(kind, ())
 
+    def all_but(self, kind: str) -> list[LoadedResource]:
+        """Every resource not of this kind, in digest order (as `by_digest` lists them): found
+        by kind, so that the ~100k runs are not each looked at for the few others."""
+        found = [e for other, same in self._by_kind.items() if other != kind for e in same]
+        return sorted(found, key=_digest_of)
+
     def users(self, digest_value: str, kind: str | None = None) -> list[LoadedResource]:
         found = (self.by_digest[d] for d in self.used_by.get(digest_value, ()))
         return [entry for entry in found if kind is None or entry.kind == kind]
 
     def __len__(self) -> int:
         return len(self.by_digest)
+
+
+def _digest_of(entry: LoadedResource) -> str:
+    return entry.digest
 
 
 # Each kind's references: (json path, the kinds it may point at), in `references`' order.

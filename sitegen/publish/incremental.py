@@ -379,9 +379,8 @@ def fingerprint(catalog: Catalog, urls: SiteUrls, *extra: Any) -> str:
     paths = urls.paths
     for key in sorted(paths.keys() - runs):
         digest.update(f"{key}\0{paths[key]}\n".encode())
-    for value, entry in catalog.by_digest.items():
-        if entry.kind != "BenchmarkRun":
-            digest.update(f"{value}\0{entry.token}\n".encode())
+    for entry in catalog.all_but("BenchmarkRun"):
+        digest.update(f"{entry.digest}\0{entry.token}\n".encode())
     for item in extra:
         digest.update(orjson.dumps(item, default=repr, option=orjson.OPT_SORT_KEYS))
     return digest.hexdigest()

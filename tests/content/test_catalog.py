@@ -13,6 +13,8 @@ from sitegen.content.loaded import LoadedResource
 from sitegen.model.problems import Severity
 from tests.conftest import FIXTURES
 
+SITE_CONTENT = FIXTURES / "site" / "content"
+
 
 def loaded(resource: dict[str, Any], path: str, where: str = "") -> LoadedResource:
     problems: list[Any] = []
@@ -163,3 +165,13 @@ def test_a_held_resolution_gives_what_resolving_anew_gives() -> None:
         assert list(catalog.used_by) == list(fresh.used_by)
         for kind in {e.kind for e in current}:
             assert catalog.of_kind(kind) == fresh.of_kind(kind)
+
+
+def test_all_but_a_kind_is_every_other_resource_in_digest_order() -> None:
+    from sitegen.pipeline import check_content
+
+    catalog = check_content(SITE_CONTENT).catalog
+    others = catalog.all_but("BenchmarkRun")
+    expected = [e for e in catalog.by_digest.values() if e.kind != "BenchmarkRun"]
+    assert [e.digest for e in others] == [e.digest for e in expected] and others
+    assert len(catalog.all_but("nothing")) == len(catalog)
