@@ -366,6 +366,9 @@ def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
     return len(held) == len(members) and all(map(operator.is_, held, members))
 
 
+REPLACED_AT_MOST = 8  # new items side by side that `same_stretches` steps over in place
+
+
 class Stretch(NamedTuple):
     """`now[start:stop]` is `last[last : last + stop - start]`, object for object."""
 
@@ -376,11 +379,12 @@ class Stretch(NamedTuple):
 
 def same_stretches(last: Sequence[Any], now: Sequence[Any]) -> list[Stretch]:
     """The stretches of `now` that are stretches of `last` (the very same objects in the same
-    order), in order; an item of `now` outside them is new, or one that swapped places with
-    its neighbour (the caller makes it anew). Compared as pointers, so that
-    no object is read: ~100k resources, whose attributes each cost a cache miss to read.
-    A replaced or inserted item is stepped over where it stands; anything moved further is
-    found through the objects' ids (`last` holds them: no id is reused while it lives)."""
+    order), in order; an item of `now` outside them is new, or one stepped over near an edit
+    (the caller makes it anew). Compared as pointers, so that no object is read: ~100k
+    resources, whose attributes each cost a cache miss to read. A few items replaced side by
+    side, one inserted or one deleted are stepped over where they stand; anything moved
+    further is found through the objects' ids (`last` holds them: no id is reused while it
+    lives), their map made only then (~0.04 s at 100k)."""
     stretches: list[Stretch] = []
     place: dict[int, int] | None = None
     size, last_size = len(now), len(last)
@@ -399,6 +403,22 @@ def same_stretches(last: Sequence[Any], now: Sequence[Any]) -> list[Stretch]:
             continue
         if i + 1 < size and j < last_size and now[i + 1] is last[j]:
             i += 1  # inserted
+            continue
+        if j + 1 < last_size and item is last[j + 1]:
+            j += 1  # one deleted
+            continue
+        # A few replaced side by side (a manifest's entries of the resources that are not
+        # runs, made again each build): found again a few steps on.
+        step = next(
+            (
+                step
+                for step in range(2, REPLACED_AT_MOST + 1)
+                if i + step < size and j + step < last_size and now[i + step] is last[j + step]
+            ),
+            0,
+        )
+        if step:
+            i, j = i + step, j + step
             continue
         if place is None:
             place = {id(held): number for number, held in enumerate(last)}

@@ -89,7 +89,10 @@ def home_page(lookup: SiteLookup) -> Page:
         )
         for e in environments
     )
-    meta = lookup.meta("kernelindex", "", DESCRIPTION, "", runs)
+    # Every run's credits, summed by source, not read from each run.
+    meta = lookup.meta("kernelindex", "", DESCRIPTION, "")._replace(
+        attributions=lookup.every_attribution()
+    )
     # Planned first, in the main process: the marks are made here, once, before any fork.
     unmarked, total = unmarked_share(lookup)
     context = HomeContext(

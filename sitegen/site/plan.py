@@ -165,6 +165,9 @@ def held_run_pages(lookup: SiteLookup, held: dict[str, KernelKeys]) -> list[Lazy
     }
 
     made = 0
+    # Each page's place in memory, for render workers: where every run page is made (the
+    # first build), not for a few kernels' (a map of every resource's place, ~0.05 s at 100k).
+    placed = not analysis.groups.get("run pages")
 
     def make(key: str) -> list[LazyPage]:
         nonlocal made
@@ -172,7 +175,7 @@ def held_run_pages(lookup: SiteLookup, held: dict[str, KernelKeys]) -> list[Lazy
         if made // RUNS_BETWEEN != (made + len(runs)) // RUNS_BETWEEN:
             stop_if_superseded()  # as `run_pages` of all runs asks: every ~RUNS_BETWEEN
         made += len(runs)
-        return run_pages(lookup, runs, held, planner=planner)
+        return run_pages(lookup, runs, held, placed, planner)
 
     pages: list[LazyPage] = []
     for kernel_pages_of_runs in per_group(analysis, "run pages", groups, make).values():

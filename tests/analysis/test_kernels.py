@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from sitegen.analysis.kernels import (
+    REPLACED_AT_MOST,
     Analysis,
     HeldAnalysis,
     Kernel,
@@ -217,6 +218,8 @@ def test_same_stretches_find_the_unchanged_runs_of_objects_around_edits() -> Non
     # Replaced in place, inserted, deleted: every other item is in a stretch.
     replaced = [*last[:4], new, *last[5:]]
     assert same_stretches(last, replaced) == [(0, 4, 0), (5, 10, 5)]
+    three = [*last[:3], object(), object(), object(), *last[6:]]  # side by side
+    assert same_stretches(last, three) == [(0, 3, 0), (6, 10, 6)]
     inserted = [*last[:4], new, *last[4:]]
     assert same_stretches(last, inserted) == [(0, 4, 0), (5, 11, 4)]
     deleted = [*last[:4], *last[5:]]
@@ -231,7 +234,7 @@ def test_same_stretches_find_the_unchanged_runs_of_objects_around_edits() -> Non
     assert same_stretches([1000, 2000], [1000, int("2000")]) == [(0, 1, 0)]
 
 
-def test_same_stretches_cover_every_kept_object_but_swapped_neighbours() -> None:
+def test_same_stretches_cover_every_kept_object_but_a_few_near_each_edit() -> None:
     chance = random.Random(7)
     for _ in range(300):
         last = [object() for _ in range(chance.randrange(0, 30))]
@@ -249,5 +252,5 @@ def test_same_stretches_cover_every_kept_object_but_swapped_neighbours() -> None
         covered = _covered(last, now)
         kept = {id(item) for item in last}
         missed = [n for n, item in enumerate(now) if id(item) in kept and not covered[n]]
-        # An old item left out is one stepped over as replaced or inserted: one an edit.
-        assert len(missed) <= 3
+        # An old item left out is one stepped over near an edit: a few an edit at most.
+        assert len(missed) <= 3 * REPLACED_AT_MOST
