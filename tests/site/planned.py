@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -36,6 +37,14 @@ def fixture_site(content: Path = CONTENT) -> tuple[Analysis, Site]:
 
 
 HELD_CHANGES = ("a run edited", "a run moved", "a run deleted")
+
+
+def kernels_made(monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str) -> list[str]:
+    """The kernel keys `module.name(lookup, key)` is called with from now on, in order."""
+    made: list[str] = []
+    function = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda lookup, key: made.append(key) or function(lookup, key))
+    return made
 
 
 def held_builds(

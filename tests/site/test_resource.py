@@ -8,7 +8,7 @@ import pytest
 
 import sitegen.site.resource
 from sitegen.site.resource import KINDS, resource_page
-from tests.site.planned import held_builds
+from tests.site.planned import held_builds, kernels_made
 
 
 def test_a_held_resource_pages_head_is_summed_from_its_kernels_tallies(
@@ -17,13 +17,7 @@ def test_a_held_resource_pages_head_is_summed_from_its_kernels_tallies(
     """With a held analysis, a resource page's description, credits and search tags come from
     each kernel's tally of its runs, made again only for a changed run's kernel: every
     resource page's head equals the one made from its runs."""
-    tallied: list[str] = []
-    kernel_tallies = sitegen.site.resource._kernel_tallies
-    monkeypatch.setattr(
-        sitegen.site.resource,
-        "_kernel_tallies",
-        lambda lookup, key: tallied.append(key) or kernel_tallies(lookup, key),
-    )
+    tallied = kernels_made(monkeypatch, sitegen.site.resource, "_kernel_tallies")
     for change, lookup, plain in held_builds(tmp_path, monkeypatch):
         tallied.clear()
         held = {

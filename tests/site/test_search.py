@@ -11,7 +11,7 @@ from sitegen.site.kernel import KernelContext
 from sitegen.site.records import SearchTags, Site
 from sitegen.site.run import RunContext
 from sitegen.site.search import FILTERS, SearchContext, chart_heading, example_words
-from tests.site.planned import fixture_site, held_builds
+from tests.site.planned import fixture_site, held_builds, kernels_made
 
 
 @functools.cache
@@ -108,13 +108,7 @@ def test_held_example_words_are_counted_again_only_for_a_changed_kernel(
 ) -> None:
     import sitegen.site.search
 
-    counted: list[str] = []
-    kernel_words = sitegen.site.search._kernel_words
-    monkeypatch.setattr(
-        sitegen.site.search,
-        "_kernel_words",
-        lambda lookup, key: counted.append(key) or kernel_words(lookup, key),
-    )
+    counted = kernels_made(monkeypatch, sitegen.site.search, "_kernel_words")
     for change, lookup, plain in held_builds(tmp_path, monkeypatch):
         if change == "first build":
             assert len(counted) == len(lookup.analysis.kernels) > 2

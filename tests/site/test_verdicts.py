@@ -10,7 +10,7 @@ import pytest
 from sitegen.site.resource import ResourceContext
 from sitegen.site.verdicts import gpu_wins
 from tests.analysis.test_verdicts import SWITCH, edited
-from tests.site.planned import fixture_site, held_builds
+from tests.site.planned import fixture_site, held_builds, kernels_made
 from tests.site.test_kernel import layer_norm_page
 
 
@@ -90,13 +90,7 @@ def test_held_gpu_wins_are_made_again_only_for_the_changed_kernel(
     and every GPU's lines equal those of a lookup made from nothing."""
     import sitegen.site.verdicts
 
-    made: list[str] = []
-    kernel_wins = sitegen.site.verdicts._kernel_wins
-    monkeypatch.setattr(
-        sitegen.site.verdicts,
-        "_kernel_wins",
-        lambda lookup, key: made.append(key) or kernel_wins(lookup, key),
-    )
+    made = kernels_made(monkeypatch, sitegen.site.verdicts, "_kernel_wins")
     for change, lookup, plain in held_builds(tmp_path, monkeypatch, ("a run edited",)):
         made.clear()
         environments = [e.digest for e in lookup.catalog.of_kind("ExecutionEnvironment")]
