@@ -299,12 +299,15 @@ def _build(
     with process.collecting_less(), contextlib.ExitStack() as stack:
         if on_disk:  # ~300k small objects: a full collection every few thousand was half of it
             state = read_state(out_dir, content_dir) or State()
-        elif incremental and state is not None:
-            # The build daemon's: is the output as its last build left it? Walked by a CPU
-            # aside from the start (~1.5 s at 100k runs' pages, longer than the rest of a held
-            # rebuild takes to plan), where the load of a few changed files needs no CPU.
+        if incremental and state is not None:
+            # Is the output as the last build left it? Walked by a CPU aside: the build
+            # daemon's from the start (~1.5 s at 100k runs' pages, longer than the rest of a
+            # held rebuild takes to plan, while the load of a few changed files needs no CPU);
+            # a state on disk's once loaded (during the load, the CPUs summarise cached runs).
             walk = functools.partial(tree_unchanged, out_dir.resolve(), state.tree)
-            tree_check = stack.enter_context(process.meanwhile(walk)) if state.outputs else walk
+            output_check = functools.partial(process.meanwhile, walk)
+            if not on_disk:
+                tree_check = stack.enter_context(output_check()) if state.outputs else walk
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(functools.partial(_templates, state if not on_disk else None))
         checked = check_content(
@@ -324,10 +327,7 @@ def _build(
                 return None
             return BuiltSite(checked, None, 0, 0, 0, [])
         if on_disk and state is not None:
-            # Is the output as the last build left it (the state on disk)? Asked of a CPU
-            # aside while this one plans (during the load, the CPUs summarise the cached runs).
-            walk = functools.partial(tree_unchanged, out_dir.resolve(), state.tree)
-            tree_check = stack.enter_context(process.meanwhile(walk)) if state.outputs else walk
+            tree_check = stack.enter_context(output_check()) if state.outputs else walk
         with _stage(progress, "analyse"):  # done by the check: what is left is the reports
             reports, warnings = load_reports(content_dir)
             records, record_warnings = load_records(content_dir)

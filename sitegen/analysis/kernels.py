@@ -361,6 +361,14 @@ def per_group(
     return {key: item[2] for key, item in now.items()}
 
 
+def per_kernel(
+    held: HeldAnalysis | None, what: str, kernels: Iterable[Kernel], make: Callable[[str], T]
+) -> dict[str, T]:
+    """`per_group` with one group a kernel (by key, in order), held while the kernel is the
+    very same object (its runs are)."""
+    return per_group(held, what, {kernel.key: ((kernel,), None) for kernel in kernels}, make)
+
+
 def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
     """Whether two sequences hold the very same objects, in order (compared as pointers)."""
     return len(held) == len(members) and all(map(operator.is_, held, members))

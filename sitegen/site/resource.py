@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Hashable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from sitegen.analysis.kernels import RunFacts, per_group
+from sitegen.analysis.kernels import RunFacts, per_kernel
 from sitegen.content.loaded import LoadedResource
 from sitegen.site.facts import (
     implementation_groups,
@@ -246,11 +245,12 @@ def _held_meta(lookup: SiteLookup, entry: LoadedResource, path: str, runs: int) 
 def _tallies_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, RunsTally]]:
     """Each kernel's runs tallied by the resources they reference (by digest), held while the
     kernel is the very same object."""
-    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
-        kernel.key: ((kernel,), None) for kernel in lookup.analysis.kernels
-    }
-    return per_group(
-        lookup.analysis.held, "resource tallies", groups, functools.partial(_kernel_tallies, lookup)
+    analysis = lookup.analysis
+    return per_kernel(
+        analysis.held,
+        "resource tallies",
+        analysis.kernels,
+        functools.partial(_kernel_tallies, lookup),
     )
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Hashable, Iterable
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
-from sitegen.analysis.kernels import RunFacts, per_group
+from sitegen.analysis.kernels import RunFacts, per_kernel
 from sitegen.site.format import anchor
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.records import Page, PageMeta, SearchTags
@@ -63,11 +63,9 @@ def example_words(lookup: SiteLookup) -> str:
 def _words_by_kernel(lookup: SiteLookup, _: None) -> dict[str, Counter[tuple[str, str, str]]]:
     """Each kernel's runs counted by (kernel, GPU model, dtype); with a held analysis, held
     while the kernel is the very same object."""
-    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
-        kernel.key: ((kernel,), None) for kernel in lookup.analysis.kernels
-    }
-    return per_group(
-        lookup.analysis.held, "example words", groups, functools.partial(_kernel_words, lookup)
+    analysis = lookup.analysis
+    return per_kernel(
+        analysis.held, "example words", analysis.kernels, functools.partial(_kernel_words, lookup)
     )
 
 

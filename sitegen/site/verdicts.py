@@ -5,10 +5,9 @@ tallies of a kernel page's passes and of a GPU page (analysis/verdicts.py decide
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from sitegen.analysis.kernels import RunFacts, derived, per_group
+from sitegen.analysis.kernels import RunFacts, derived, per_kernel
 from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.analysis.series import metrics_of, rank_cohort
 from sitegen.analysis.verdicts import (
@@ -134,11 +133,9 @@ def _wins_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, list[Win
     """Each kernel's `gpu_wins` lines, by environment, in kernel order; with a held analysis,
     a kernel's are held while it is the very same object (~0.2 s at 100k runs for a GPU's
     page, which sums up every kernel measured on it)."""
-    groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
-        kernel.key: ((kernel,), None) for kernel in lookup.analysis.kernels
-    }
-    return per_group(
-        lookup.analysis.held, "gpu wins", groups, functools.partial(_kernel_wins, lookup)
+    analysis = lookup.analysis
+    return per_kernel(
+        analysis.held, "gpu wins", analysis.kernels, functools.partial(_kernel_wins, lookup)
     )
 
 
