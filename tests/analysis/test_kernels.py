@@ -8,6 +8,9 @@ import random
 import shutil
 from pathlib import Path
 
+import pytest
+
+import sitegen.analysis.kernels
 from sitegen.analysis.kernels import (
     REPLACED_AT_MOST,
     Analysis,
@@ -254,3 +257,53 @@ def test_same_stretches_cover_every_kept_object_but_a_few_near_each_edit() -> No
         missed = [n for n, item in enumerate(now) if id(item) in kept and not covered[n]]
         # An old item left out is one stepped over near an edit: a few an edit at most.
         assert len(missed) <= 3 * REPLACED_AT_MOST
+
+
+def _kernel_view(kernel: Kernel) -> tuple[object, ...]:
+    """A kernel as its pages read it, its resources by digest (loaded anew, not equal objects)."""
+    series = tuple((s.key, s.label, s.renamed, s.baseline_role) for s in kernel.series)
+    runs = tuple(run.digest for run in kernel.runs)
+    return (kernel.key, kernel.title, runs, series, kernel.pass_names, kernel.environments)
+
+
+def test_a_changed_kernels_order_is_patched_and_equals_a_fresh_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held analysis puts a changed kernel's new runs in the last build's order of its runs
+    (`_in_kernel_order`), reading a few runs' sort keys rather than every run's, after an edit,
+    a new run and a run deleted; every kernel is then what analysing anew makes of it."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    held = HeldAnalysis()
+    analysed(content, held)
+    layer_norm = sorted((content / "runs").glob("liger-layer-norm-*.json"))
+    keys_read = []
+    kernel_order = sitegen.analysis.kernels._kernel_order
+
+    def counted(run: sitegen.analysis.kernels.RunFacts) -> tuple[str, str]:
+        keys_read.append(run.digest)
+        return kernel_order(run)
+
+    monkeypatch.setattr(sitegen.analysis.kernels, "_kernel_order", counted)
+
+    def added() -> None:
+        document = json.loads(layer_norm[1].read_text())
+        document["metadata"]["name"] += "-again"
+        document["spec"]["timing"]["latencyNs"]["median"] += 7
+        (layer_norm[1].parent / "added-run.json").write_text(json.dumps(document))
+
+    for change in (
+        lambda: edit_median(layer_norm[0]),
+        added,
+        lambda: layer_norm[2].unlink(),
+        lambda: edit_median(layer_norm[0]),
+    ):
+        change()
+        keys_read.clear()
+        now = analysed(content, held)
+        read = len(keys_read)
+        runs = max(len(k.runs) for k in now.kernels)
+        assert 0 < read < runs  # a few runs' keys (by bisection), not a sort of them all
+        fresh = check_content(content).analysis
+        assert fresh is not None
+        assert [_kernel_view(k) for k in now.kernels] == [_kernel_view(k) for k in fresh.kernels]

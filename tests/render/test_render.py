@@ -1,17 +1,20 @@
 """render.py: hostile content stays escaped in every file of a build; the parallel render's
-chunks."""
+chunks; an incremental build's few pages rendered beside a big site's export."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
+import sitegen.process
+import sitegen.render.render
 from sitegen.pipeline import build_site
-from sitegen.render.render import CHUNK_PAGES, _Chunks
+from sitegen.render.render import CHUNK_PAGES, PARALLEL_MIN_PAGES, _Chunks
 from tests.conftest import (
     FIXTURES,
     HOSTILE_MARKDOWN,
@@ -20,6 +23,7 @@ from tests.conftest import (
     NEEDLES,
     SCRIPT,
 )
+from tests.test_pipeline import tree
 
 SITE_CONTENT = FIXTURES / "site" / "content"
 
@@ -105,3 +109,40 @@ def test_page_chunks_are_claimed_once_from_both_ends_and_shrink(page_count: int)
     if page_count >= 8 * CHUNK_PAGES:
         assert max(e - s for s, e in front[-1:] + back[-1:]) < CHUNK_PAGES / 4
     assert chunks.claim() is None and chunks.claim(from_back=True) is None
+
+
+@pytest.mark.parametrize("big", [True, False], ids=["big export", "small export"])
+def test_few_changed_pages_render_beside_a_big_export(
+    big: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From OVERLAP_MIN_RESOURCES resources, a forked worker renders an incremental build's few
+    changed pages while this process makes the export and the manifest; below, this process
+    renders them. The same bytes as a cold build either way."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    assert build_site(content, out, incremental=True).out_dir is not None
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(sitegen.render.render, "OVERLAP_MIN_RESOURCES", 1 if big else 10**9)
+    rendered_by = tmp_path / "rendered-by"
+    render_page = sitegen.render.render._render_page
+
+    def noted(page: object, *args: object) -> None:
+        with rendered_by.open("a") as note:  # appended by whichever process renders it
+            note.write(f"{os.getpid()}\n")
+        render_page(page, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sitegen.render.render, "_render_page", noted)
+    run_file = next((content / "runs").glob("liger-layer-norm-backward-liger-*hidden1024*.json"))
+    run = json.loads(run_file.read_text())
+    run["spec"]["timing"]["latencyNs"]["median"] += 1
+    run_file.write_text(json.dumps(run, indent=2))
+    assert build_site(content, out, incremental=True).out_dir is not None
+
+    pids = rendered_by.read_text().split()
+    assert 0 < len(pids) < PARALLEL_MIN_PAGES  # a few pages, not every page
+    assert (set(pids) != {str(os.getpid())}) is big
+    cold = tmp_path / "cold"
+    monkeypatch.undo()
+    assert build_site(content, cold).out_dir is not None
+    assert tree(out) == tree(cold)

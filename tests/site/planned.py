@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.analysis.kernels import Analysis, analyse
+from sitegen.analysis.kernels import Analysis, HeldAnalysis, analyse
 from sitegen.content.records import load_records
 from sitegen.content.reports import load_reports
 from sitegen.pipeline import check_content
@@ -22,9 +22,12 @@ from tests.conftest import FIXTURES
 CONTENT = FIXTURES / "site" / "content"
 
 
-def site_inputs(content: Path = CONTENT, keyed: bool = False) -> SiteInputs:
+def site_inputs(
+    content: Path = CONTENT, keyed: bool = False, held: HeldAnalysis | None = None
+) -> SiteInputs:
+    """The inputs of planning the site of `content`, analysed with `held` if given."""
     catalog = check_content(content).catalog
-    analysis = analyse(catalog)
+    analysis = analyse(catalog, held)
     urls = plan_urls(catalog, analysis.kernels, None)
     reports, _ = load_reports(content)
     records, _ = load_records(content)

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
+from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.analysis.quality import KINDS, OVER_LIMIT
+from sitegen.model.digest import digest
 from sitegen.site.home import HomeContext
 from sitegen.site.lookup import SiteLookup
 from sitegen.site.quality import (
     QualityContext,
     _run_quality,
+    _runs_by_series,
+    _series_runs,
     marks_of,
     run_figures,
     run_quality,
@@ -147,4 +152,30 @@ def test_a_series_alone_gives_its_runs_the_marks_the_whole_catalog_gives() -> No
     assert kinds >= set(KINDS) - {OVER_LIMIT}
     assert alone == {
         digest: (whole.of(digest), whole.figures.get(digest)) for digest in lookup.runs
+    }
+
+
+def test_held_series_runs_are_merged_from_each_kernels_as_grouping_every_run_gives(
+    tmp_path: Path,
+) -> None:
+    """With a held analysis each series' runs are merged from its kernels' (`_runs_by_series`),
+    even a series measured on two kernels' workloads (a run whose workload is another
+    operation's case): the same runs in the same order as grouping every run."""
+    content = tmp_path / "content"
+    shutil.copytree(CONTENT, content)
+    layer_norm = sorted((content / "runs").glob("liger-layer-norm-*.json"))[0]
+    run = json.loads(layer_norm.read_text())
+    workload = json.loads(next((content / "workloads").glob("liger-cross-entropy-*")).read_text())
+    run["metadata"]["name"] += "-on-cross-entropy"
+    run["spec"]["workloadDigest"] = digest("WorkloadCase", workload["spec"])
+    (content / "runs" / "elsewhere.json").write_text(json.dumps(run))
+    lookup = SiteLookup(site_inputs(content, keyed=True, held=HeldAnalysis()))
+    kernels: dict[str, set[str]] = {}
+    for fact in lookup.runs.values():
+        kernels.setdefault(fact.series_key, set()).add(fact.kernel_key)
+    assert any(len(keys) > 1 for keys in kernels.values())  # one series, two kernels
+    merged = lookup.memo(_runs_by_series)("")
+    grouped = _series_runs(lookup.runs.values())
+    assert {k: [r.digest for r in v] for k, v in merged.items()} == {
+        k: [r.digest for r in v] for k, v in grouped.items()
     }
