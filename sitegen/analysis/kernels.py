@@ -16,7 +16,7 @@ import operator
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -40,6 +40,7 @@ _PASS_IN_TITLE = re.compile(r"·\s*([a-z][a-z-]*) pass$")
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
+S = TypeVar("S", bound=Sequence[Any])
 
 
 # Named tuples, as the site's records: made in C once per run, and cheap to define at start.
@@ -151,7 +152,9 @@ class Analysis(NamedTuple):
     runs: dict[str, RunFacts]  # by digest, sorted
     kernels: tuple[Kernel, ...]  # sorted by title then key
     newest: tuple[RunFacts, ...]  # every run, newest first (`newest_first`)
-    cohorts: dict[tuple[str, str, str], tuple[RunFacts, ...]]  # RunFacts.cohort → its runs
+    # RunFacts.cohort → its runs, by digest; the cohorts in no set order (a held analysis puts
+    # a new one last)
+    cohorts: dict[tuple[str, str, str], tuple[RunFacts, ...]]
     held: HeldAnalysis | None = None  # `sitegen serve`'s, which this analysis updated
 
 
@@ -172,8 +175,14 @@ class HeldAnalysis:
     others: tuple[tuple[str, str, str], ...] = ()  # every other resource: (kind, digest, token)
     facts: dict[RunPlace, RunFacts] = field(default_factory=dict)
     kernels: dict[str, Kernel] = field(default_factory=dict)
-    # Each kernel's runs in digest order: compared with the next build's as pointers.
+    # Every resource of the last build, in digest order, and each one's digest and facts
+    # (None: no run), to compare the next build's with as pointers, a stretch at a time.
+    resources: tuple[LoadedResource, ...] = ()
+    digests: list[str] = field(default_factory=list)
+    facts_at: list[RunFacts | None] = field(default_factory=list)
+    # Each kernel's runs and each cohort's, in digest order: patched by the next build.
     kernel_runs: dict[str, list[RunFacts]] = field(default_factory=dict)
+    cohorts: dict[tuple[str, str, str], tuple[RunFacts, ...]] = field(default_factory=dict)
     # (what, run digest or kernel key) → (that run or kernel, `extra`, what was made)
     made: dict[tuple[str, str], tuple[Kernel | RunFacts, Hashable, Any]] = field(
         default_factory=dict
@@ -239,7 +248,8 @@ class HeldAnalysis:
         others = tuple(sorted((e.kind, e.digest, e.token) for e in catalog.all_but("BenchmarkRun")))
         if others != self.others:
             self.others, self.facts, self.kernels, self.made = others, {}, {}, {}
-            self.kernel_runs = {}
+            self.resources, self.digests, self.facts_at, self.kernel_runs = (), [], [], {}
+            self.cohorts = {}
             self.oldest, self.made_of, self.groups, self.listed = [], {}, {}, []
             self.entries, self.unlisted, self.listed_by, self.unplaced = ((), [], []), [], {}, []
 
@@ -490,69 +500,194 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
         for entry in catalog.of_kind("ImplementationRevision")
         if entry.spec.get("projectRevision")
     }
-    facts: dict[str, RunFacts] = {}
     if held is not None:
-        held.renew(catalog)
-        held.fresh = []
-    kept: dict[RunPlace, RunFacts] = {}
-    # The last build's runs; those not found again below are gone.
-    left = dict(held.facts) if held is not None else {}
+        return _analyse_held(catalog, held, shapes, lineages)
+    facts: dict[str, RunFacts] = {}
     # `by_digest` is in digest order: the runs in it, not sorted again.
     for entry in catalog.by_digest.values():
-        if entry.kind != "BenchmarkRun":
-            continue
-        if held is None:
+        if entry.kind == "BenchmarkRun":
             facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
-            continue
-        place = (entry.digest, entry.metadata_digest, entry.path, entry.where)
-        found = left.pop(place, None)
-        if found is None:
-            found = _run_facts(entry, catalog, shapes, lineages, keep_summary=True)
-            held.fresh.append(found)
-        facts[entry.digest] = kept[place] = found
-
-    runs_by_kernel: dict[str, list[RunFacts]] = defaultdict(list)
-    for run in facts.values():
-        runs_by_kernel[run.kernel_key].append(run)
+    runs_by_kernel = _by_kernel(facts.values(), catalog)
     kernels = []
-    for operation in catalog.of_kind("OperationSpec"):
-        runs_by_kernel.setdefault(operation.digest, [])
     for key, runs in runs_by_kernel.items():
-        if held is None:
-            runs.sort(key=_kernel_order)
-            kernels.append(_kernel(key, runs, catalog))
-            continue
-        previous = held.kernels.get(key)
-        # Both in digest order: compared as pointers, no run read.
-        if previous is not None and same_objects(held.kernel_runs.get(key, ()), runs):
-            kernels.append(previous)
-        else:
-            kernels.append(_kernel(key, _in_kernel_order(previous, runs, held, left), catalog))
-    if held is not None:
-        held.keep(kept, kernels, list(left.values()))
-        held.kernel_runs = dict(runs_by_kernel)
+        runs.sort(key=_kernel_order)
+        kernels.append(_kernel(key, runs, catalog))
     kernels.sort(key=lambda k: (k.title.lower(), k.key))
-    cohorts: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
-    for run in facts.values():
-        cohorts[run.cohort].append(run)
-    if held is None:
-        newest = tuple(newest_first(facts.values()))
-    else:
-        newest = tuple(reversed(held.in_age_order(facts.values())))
     return Analysis(
         facts,
         tuple(kernels),
-        newest,
-        {key: tuple(runs) for key, runs in cohorts.items()},
+        tuple(newest_first(facts.values())),
+        {key: tuple(runs) for key, runs in _by_cohort(facts.values()).items()},
+        None,
+    )
+
+
+def _by_kernel(runs: Iterable[RunFacts], catalog: Catalog) -> dict[str, list[RunFacts]]:
+    """`runs` by kernel, each kernel's in their order; every OperationSpec a kernel, run or
+    not."""
+    found: dict[str, list[RunFacts]] = defaultdict(list)
+    for run in runs:
+        found[run.kernel_key].append(run)
+    for operation in catalog.of_kind("OperationSpec"):
+        found.setdefault(operation.digest, [])
+    return dict(found)
+
+
+def _by_cohort(runs: Iterable[RunFacts]) -> dict[tuple[str, str, str], list[RunFacts]]:
+    found: dict[tuple[str, str, str], list[RunFacts]] = defaultdict(list)
+    for run in runs:
+        found[run.cohort].append(run)
+    return dict(found)
+
+
+def _analyse_held(
+    catalog: Catalog, held: HeldAnalysis, shapes: dict[str, Shape], lineages: dict[str, str]
+) -> Analysis:
+    """`analyse` with `held`: the last build's facts where a run is the very same resource, or
+    one in the same place with the same digests, its groups by kernel and by cohort patched
+    where a few runs changed. Every resource is compared with the last build's as a pointer,
+    a stretch at a time, so that an unchanged run is not read (~0.5 s less at 100k runs)."""
+    held.renew(catalog)
+    held.fresh = []
+    resources = tuple(catalog.by_digest.values())
+    facts_at: list[RunFacts | None] = []  # each resource's facts, None where it is no run
+    digests: list[str] = []  # each resource's digest
+    found_again: set[int] = set()  # held facts found by place, outside the stretches
+    covered: list[tuple[int, int]] = []  # the stretches' places in the last build's resources
+    done = 0
+    stretches = same_stretches(held.resources, resources)
+    for stretch in [*stretches, Stretch(len(resources), len(resources), 0)]:
+        for entry in resources[done : stretch.start]:
+            digests.append(entry.digest)
+            if entry.kind != "BenchmarkRun":
+                facts_at.append(None)
+                continue
+            found = held.facts.get(_place(entry))
+            if found is None:
+                found = _run_facts(entry, catalog, shapes, lineages, keep_summary=True)
+                held.fresh.append(found)
+            else:
+                found_again.add(id(found))
+            facts_at.append(found)
+        last, size = stretch.last, stretch.stop - stretch.start
+        facts_at += held.facts_at[last : last + size]
+        digests += held.digests[last : last + size]
+        covered.append((last, last + size))
+        done = stretch.stop
+    gone = [
+        run
+        for start, stop in _gaps(covered, len(held.resources))
+        for run in held.facts_at[start:stop]
+        if run is not None and id(run) not in found_again
+    ]
+    for run in gone:
+        del held.facts[_place(run.entry)]
+    for run in held.fresh:
+        held.facts[_place(run.entry)] = run
+    held.resources, held.facts_at, held.digests = resources, facts_at, digests
+    facts = {d: run for d, run in zip(digests, facts_at, strict=True) if run is not None}
+
+    # The last build's groups by kernel and by cohort, patched where a few runs changed; else
+    # (or should a patch not find a run where the last build left it) grouped anew.
+    last_runs = held.kernel_runs
+    changed = held.fresh + gone
+    patched = None
+    if last_runs and len(changed) * 8 <= len(facts):
+        patched = _patched(last_runs, gone, held.fresh, _kernel_of, list)
+    cohorts = _patched(held.cohorts, gone, held.fresh, _cohort_of, tuple) if patched else None
+    if patched is None or cohorts is None:
+        runs_by_kernel = _by_kernel(facts.values(), catalog)
+        cohorts = {key: tuple(runs) for key, runs in _by_cohort(facts.values()).items()}
+        touched = None
+    else:
+        runs_by_kernel = patched
+        for operation in catalog.of_kind("OperationSpec"):
+            runs_by_kernel.setdefault(operation.digest, [])
+        touched = {run.kernel_key for run in changed}
+    held.kernel_runs, held.cohorts = runs_by_kernel, cohorts
+    kernels = []
+    for key, runs in runs_by_kernel.items():
+        previous = held.kernels.get(key)
+        if previous is not None and (
+            key not in touched
+            if touched is not None
+            else same_objects(last_runs.get(key, ()), runs)
+        ):
+            kernels.append(previous)  # the same runs: those objects, as pointers
+        else:
+            kernels.append(_kernel(key, _in_kernel_order(previous, runs, held, gone), catalog))
+    held.keep(held.facts, kernels, gone)
+    kernels.sort(key=lambda k: (k.title.lower(), k.key))
+    return Analysis(
+        facts,
+        tuple(kernels),
+        tuple(reversed(held.in_age_order(facts.values()))),
+        cohorts,  # held: the next build patches a copy
         held,
     )
 
 
+def _place(entry: LoadedResource) -> RunPlace:
+    return (entry.digest, entry.metadata_digest, entry.path, entry.where)
+
+
+def _gaps(covered: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]:
+    """The ranges of `range(size)` outside the `covered` ones (which do not overlap)."""
+    at = 0
+    for start, stop in sorted(covered):
+        if start > at:
+            yield at, start
+        at = max(at, stop)
+    if at < size:
+        yield at, size
+
+
+def _kernel_of(run: RunFacts) -> str:
+    return run.kernel_key
+
+
+def _cohort_of(run: RunFacts) -> tuple[str, str, str]:
+    return run.cohort
+
+
+def _patched(
+    groups: dict[K, S],
+    gone: list[RunFacts],
+    fresh: list[RunFacts],
+    key: Callable[[RunFacts], K],
+    make: Callable[[list[RunFacts]], S],
+) -> dict[K, S] | None:
+    """`groups` (each a sequence of runs in digest order) with the runs `gone` taken out and
+    the `fresh` ones put in place: a changed group is new (`make` of its runs), the others the
+    very same, an emptied one dropped; None where a run gone is not where it should be."""
+    copied: dict[K, list[RunFacts]] = {}
+    for run, add in [*((run, False) for run in gone), *((run, True) for run in fresh)]:
+        group = key(run)
+        runs = copied.get(group)
+        if runs is None:
+            runs = copied[group] = list(groups.get(group, ()))
+        at = bisect.bisect_left(runs, run.digest, key=_digest_of_run)
+        if add:
+            runs.insert(at, run)
+        elif at < len(runs) and runs[at] is run:
+            del runs[at]
+        else:
+            return None
+    patched = dict(groups)
+    for group, runs in copied.items():
+        if runs:
+            patched[group] = make(runs)
+        else:
+            patched.pop(group, None)
+    return patched
+
+
+def _digest_of_run(run: RunFacts) -> str:
+    return run.digest
+
+
 def _in_kernel_order(
-    previous: Kernel | None,
-    runs: list[RunFacts],
-    held: HeldAnalysis,
-    gone: dict[RunPlace, RunFacts],
+    previous: Kernel | None, runs: list[RunFacts], held: HeldAnalysis, gone: list[RunFacts]
 ) -> list[RunFacts]:
     """A kernel's `runs` (in digest order) in its order (`_kernel_order`): the last build's
     order, with its runs gone taken out and its new runs put in place, where a few changed
@@ -560,7 +695,7 @@ def _in_kernel_order(
     if previous is not None:
         key = previous.key
         fresh = [run for run in held.fresh if run.kernel_key == key]
-        out = [run for run in gone.values() if run.kernel_key == key]
+        out = [run for run in gone if run.kernel_key == key]
         if len(previous.runs) - len(out) + len(fresh) == len(runs) and (
             (len(fresh) + len(out)) * 8 <= len(runs)
         ):

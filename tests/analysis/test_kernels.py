@@ -23,6 +23,7 @@ from sitegen.analysis.kernels import (
     same_stretches,
 )
 from sitegen.pipeline import check_content
+from sitegen.publish.incremental import State
 from tests.conftest import FIXTURES
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -269,13 +270,27 @@ def _kernel_view(kernel: Kernel) -> tuple[object, ...]:
 def test_a_changed_kernels_order_is_patched_and_equals_a_fresh_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A held analysis puts a changed kernel's new runs in the last build's order of its runs
-    (`_in_kernel_order`), reading a few runs' sort keys rather than every run's, after an edit,
-    a new run and a run deleted; every kernel is then what analysing anew makes of it."""
+    """A held analysis looks up by place only the resources beside a change (the rest are
+    compared as pointers, a stretch at a time), patches its groups by kernel and by cohort, and
+    puts a changed kernel's new runs in the last build's order of its runs (`_in_kernel_order`),
+    reading a few runs' sort keys rather than every run's; after an edit, a new run and a run
+    deleted, its runs, cohorts and kernels are what analysing anew makes of them."""
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
-    held = HeldAnalysis()
-    analysed(content, held)
+    state = State()  # as `sitegen serve` holds it: an unchanged file's resources are kept
+
+    def held_analysis() -> Analysis:
+        checked = check_content(
+            content,
+            load_cache=state.loads,
+            held_loads=state.held_loads,
+            held=state.analysis,
+            held_resolution=state.resolution,
+        )
+        assert checked.ok and checked.analysis is not None
+        return checked.analysis
+
+    held_analysis()
     layer_norm = sorted((content / "runs").glob("liger-layer-norm-*.json"))
     keys_read = []
     kernel_order = sitegen.analysis.kernels._kernel_order
@@ -285,6 +300,14 @@ def test_a_changed_kernels_order_is_patched_and_equals_a_fresh_one(
         return kernel_order(run)
 
     monkeypatch.setattr(sitegen.analysis.kernels, "_kernel_order", counted)
+    places: list[str] = []
+    place = sitegen.analysis.kernels._place
+
+    def looked_up(entry: sitegen.analysis.kernels.LoadedResource) -> tuple[str, str, str, str]:
+        places.append(entry.digest)
+        return place(entry)
+
+    monkeypatch.setattr(sitegen.analysis.kernels, "_place", looked_up)
 
     def added() -> None:
         document = json.loads(layer_norm[1].read_text())
@@ -300,10 +323,19 @@ def test_a_changed_kernels_order_is_patched_and_equals_a_fresh_one(
     ):
         change()
         keys_read.clear()
-        now = analysed(content, held)
+        places.clear()
+        now = held_analysis()
         read = len(keys_read)
+        # Only the resources beside a change are looked up by place, not every run.
+        assert 0 < len(places) <= 2 * REPLACED_AT_MOST + 4 < len(now.runs)
         runs = max(len(k.runs) for k in now.kernels)
         assert 0 < read < runs  # a few runs' keys (by bisection), not a sort of them all
         fresh = check_content(content).analysis
         assert fresh is not None
         assert [_kernel_view(k) for k in now.kernels] == [_kernel_view(k) for k in fresh.kernels]
+        # The runs and their cohorts, patched: in the order analysing anew gives.
+        assert list(now.runs) == list(fresh.runs)
+        assert {c: [r.digest for r in runs] for c, runs in now.cohorts.items()} == {
+            c: [r.digest for r in runs] for c, runs in fresh.cohorts.items()
+        }
+        assert now.newest == tuple(newest_first(now.runs.values()))
