@@ -265,15 +265,8 @@ class HeldAnalysis:
         its digest is in it). Held for the next build."""
         if self.oldest and (len(self.fresh) + len(self.gone)) * 8 <= len(self.oldest):
             # A few runs changed since the last build: those moved, the rest kept in place.
-            ordered = list(self.oldest)
-            for run in self.gone:
-                at = bisect.bisect_left(ordered, _age(run), key=_age)
-                if at == len(ordered) or ordered[at] is not run:
-                    break  # not where the last build left it: ordered whole below
-                del ordered[at]
-            else:
-                for run in self.fresh:
-                    bisect.insort(ordered, run, key=_age)
+            ordered = _reordered(self.oldest, self.gone, self.fresh, _age)
+            if ordered is not None:
                 self.oldest = ordered
                 return ordered
         self.oldest = kept_in_order(self.oldest, runs, _age)
@@ -528,9 +521,21 @@ def _by_kernel(runs: Iterable[RunFacts], catalog: Catalog) -> dict[str, list[Run
     found: dict[str, list[RunFacts]] = defaultdict(list)
     for run in runs:
         found[run.kernel_key].append(run)
+    return _with_operations(dict(found), catalog)
+
+
+def _with_operations(
+    by_kernel: dict[str, list[RunFacts]], catalog: Catalog
+) -> dict[str, list[RunFacts]]:
+    """`by_kernel` with every OperationSpec a kernel, run or not (an empty one added last)."""
     for operation in catalog.of_kind("OperationSpec"):
-        found.setdefault(operation.digest, [])
-    return dict(found)
+        by_kernel.setdefault(operation.digest, [])
+    return by_kernel
+
+
+_KERNEL_OF = operator.attrgetter("kernel_key")
+_COHORT_OF = operator.attrgetter("cohort")
+_DIGEST_OF = operator.attrgetter("digest")
 
 
 def _by_cohort(runs: Iterable[RunFacts]) -> dict[tuple[str, str, str], list[RunFacts]]:
@@ -593,16 +598,14 @@ def _analyse_held(
     changed = held.fresh + gone
     patched = None
     if last_runs and len(changed) * 8 <= len(facts):
-        patched = _patched(last_runs, gone, held.fresh, _kernel_of, list)
-    cohorts = _patched(held.cohorts, gone, held.fresh, _cohort_of, tuple) if patched else None
+        patched = _patched(last_runs, gone, held.fresh, _KERNEL_OF, list)
+    cohorts = _patched(held.cohorts, gone, held.fresh, _COHORT_OF, tuple) if patched else None
     if patched is None or cohorts is None:
         runs_by_kernel = _by_kernel(facts.values(), catalog)
         cohorts = {key: tuple(runs) for key, runs in _by_cohort(facts.values()).items()}
         touched = None
     else:
-        runs_by_kernel = patched
-        for operation in catalog.of_kind("OperationSpec"):
-            runs_by_kernel.setdefault(operation.digest, [])
+        runs_by_kernel = _with_operations(patched, catalog)
         touched = {run.kernel_key for run in changed}
     held.kernel_runs, held.cohorts = runs_by_kernel, cohorts
     kernels = []
@@ -642,14 +645,6 @@ def _gaps(covered: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]
         yield at, size
 
 
-def _kernel_of(run: RunFacts) -> str:
-    return run.kernel_key
-
-
-def _cohort_of(run: RunFacts) -> tuple[str, str, str]:
-    return run.cohort
-
-
 def _patched(
     groups: dict[K, S],
     gone: list[RunFacts],
@@ -660,30 +655,20 @@ def _patched(
     """`groups` (each a sequence of runs in digest order) with the runs `gone` taken out and
     the `fresh` ones put in place: a changed group is new (`make` of its runs), the others the
     very same, an emptied one dropped; None where a run gone is not where it should be."""
-    copied: dict[K, list[RunFacts]] = {}
-    for run, add in [*((run, False) for run in gone), *((run, True) for run in fresh)]:
-        group = key(run)
-        runs = copied.get(group)
-        if runs is None:
-            runs = copied[group] = list(groups.get(group, ()))
-        at = bisect.bisect_left(runs, run.digest, key=_digest_of_run)
-        if add:
-            runs.insert(at, run)
-        elif at < len(runs) and runs[at] is run:
-            del runs[at]
-        else:
-            return None
+    changed: dict[K, tuple[list[RunFacts], list[RunFacts]]] = {}
+    for these, add in ((gone, 0), (fresh, 1)):
+        for run in these:
+            changed.setdefault(key(run), ([], []))[add].append(run)
     patched = dict(groups)
-    for group, runs in copied.items():
+    for group, (out, into) in changed.items():
+        runs = _reordered(groups.get(group, ()), out, into, _DIGEST_OF)
+        if runs is None:
+            return None
         if runs:
             patched[group] = make(runs)
         else:
             patched.pop(group, None)
     return patched
-
-
-def _digest_of_run(run: RunFacts) -> str:
-    return run.digest
 
 
 def _in_kernel_order(
@@ -699,17 +684,30 @@ def _in_kernel_order(
         if len(previous.runs) - len(out) + len(fresh) == len(runs) and (
             (len(fresh) + len(out)) * 8 <= len(runs)
         ):
-            ordered = list(previous.runs)
-            for run in out:
-                at = bisect.bisect_left(ordered, _kernel_order(run), key=_kernel_order)
-                if at == len(ordered) or ordered[at] is not run:
-                    break  # not where the last build left it: sorted whole below
-                del ordered[at]
-            else:
-                for run in fresh:
-                    bisect.insort(ordered, run, key=_kernel_order)
+            ordered = _reordered(previous.runs, out, fresh, _kernel_order)
+            if ordered is not None:
                 return ordered
     return sorted(runs, key=_kernel_order)
+
+
+def _reordered(
+    last: Sequence[RunFacts],
+    gone: Iterable[RunFacts],
+    fresh: Iterable[RunFacts],
+    key: Callable[[RunFacts], Any],
+) -> list[RunFacts] | None:
+    """`last` (sorted by `key`, each run's key its own) with the runs `gone` taken out and the
+    `fresh` ones put in place, found by bisection; None where a run gone is not where it
+    should be (the caller sorts whole)."""
+    ordered = list(last)
+    for run in gone:
+        at = bisect.bisect_left(ordered, key(run), key=key)
+        if at == len(ordered) or ordered[at] is not run:
+            return None
+        del ordered[at]
+    for run in fresh:
+        bisect.insort(ordered, run, key=key)
+    return ordered
 
 
 def _kernel_order(run: RunFacts) -> tuple[str, str]:

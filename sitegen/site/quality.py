@@ -116,7 +116,8 @@ def _runs_by_series(lookup: SiteLookup, _: str) -> dict[str, list[RunFacts]]:
     found: dict[str, list[RunFacts]] = {}
     merged = set()
     for kernel in lookup.analysis.kernels:
-        make = functools.partial(_series_runs, kernel.runs, by_digest=True)
+        # The kernel's runs in digest order, as the held analysis keeps them.
+        make = functools.partial(_series_runs, held.kernel_runs[kernel.key])
         for key, runs in derived(held, "series runs", kernel, None, make).items():
             if key in found:
                 found[key] = found[key] + runs
@@ -128,10 +129,10 @@ def _runs_by_series(lookup: SiteLookup, _: str) -> dict[str, list[RunFacts]]:
     return found
 
 
-def _series_runs(runs: Iterable[RunFacts], by_digest: bool = False) -> dict[str, list[RunFacts]]:
-    """`runs` by series, each series' in their order, or in digest order if `by_digest`."""
+def _series_runs(runs: Iterable[RunFacts]) -> dict[str, list[RunFacts]]:
+    """`runs` by series, each series' in their order."""
     found: dict[str, list[RunFacts]] = {}
-    for run in sorted(runs, key=operator.attrgetter("digest")) if by_digest else runs:
+    for run in runs:
         found.setdefault(run.series_key, []).append(run)
     return found
 
