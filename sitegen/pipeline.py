@@ -62,7 +62,7 @@ from sitegen.publish.search import (
 )
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
 from sitegen.render.assets import templates_key
-from sitegen.render.render import Output, render_first, render_into
+from sitegen.render.render import Output, choose_pages, render_first, render_into
 from sitegen.site.changes import banner, previewed
 from sitegen.site.lookup import SiteInputs, SiteLookup
 from sitegen.site.plan import kernel_pages, plan_site, run_pages
@@ -384,21 +384,17 @@ def _build(
             stop_if_superseded()
             if changed is not None:
                 # Did the watcher miss a change? A CPU aside walks the tree (~0.5 s at 100k
-                # files) while this one plans; asked before anything more is written.
+                # files) while this one plans and chooses the pages to render; asked before
+                # anything more is written (`_write_incremental`).
                 look = functools.partial(_missed, changed, content_dir, state)
                 missed = stack.enter_context(process.meanwhile(look))
             manifest_now()  # after the new runs' pages: they are not held up by it
         site = plan_site(inputs, lookup)
         stop_if_superseded()
-        if missed is not None and missed():
-            # A change the watcher reports (or, saved a moment ago, is about to) is the next
-            # build's to take, without walking the whole tree again here.
-            stop_if_superseded_within(WATCHER_LAG_S)
-            return None
         pages = len(site.pages) + 1  # and the 404 page
         progress.stage("plan", time.perf_counter() - planning)
         if state is not None:
-            target, index = _write_incremental(
+            written = _write_incremental(
                 site,
                 urls,
                 out_dir,
@@ -410,7 +406,14 @@ def _build(
                 tree_check,
                 binary,
                 None if on_disk else state.files,
+                missed,
             )
+            if written is None:
+                # A change the watcher reports (or, saved a moment ago, is about to) is the
+                # next build's to take, without walking the whole tree again here.
+                stop_if_superseded_within(WATCHER_LAG_S)
+                return None
+            target, index = written
             if on_disk:
                 not_kept = write_state(out_dir, content_dir, state)
                 warnings += [not_kept] if not_kept else []
@@ -569,25 +572,37 @@ def _write_incremental(
     tree_check: Callable[[], bool] | None,
     binary: Path | None,
     held_files: HeldFiles | None = None,
-) -> tuple[Path, SearchIndex | None]:
+    missed: Callable[[], bool] | None = None,
+) -> tuple[Path, SearchIndex | None] | None:
     """Render what changed; patch the previous output, or write a whole one if there is none
     (or, with `tree_check`, if it answers that the output is not exactly what the last build
     left, `state.tree`, which is then made what this build leaves: `build --incremental`).
     `state.outputs` says what is there after. With `binary`, the search index is made again
     when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
-    whole; without, a previous one is removed. `held_files`: a held state's (`HeldFiles`)."""
+    whole; without, a previous one is removed. `held_files`: a held state's (`HeldFiles`).
+    None, with nothing written, where `missed` answers that the watcher missed a change:
+    asked once the pages to render are chosen, the walk it waits for being the longer."""
     target = out_dir.resolve()
-    usable = _patchable(state.outputs, target)
-    if usable and tree_check is not None:
-        usable = tree_check()
-    output = IncrementalOutput(state.outputs if usable else {}, site_key, held_files)
-    forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     rendering = time.perf_counter()
+    usable = _patchable(state.outputs, target)
+    output = IncrementalOutput(state.outputs if usable else {}, site_key, held_files)
+    chosen = None
+    if usable:
+        # Chosen while a CPU aside walks the output for `tree_check` (the build daemon's
+        # ~2.4 s at 100k runs' pages, which this process waited for), and again if the
+        # output is not as the last build left it.
+        chosen = choose_pages(site, output)
+        if tree_check is not None and not tree_check():
+            usable, chosen = False, None
+            output = IncrementalOutput({}, site_key, held_files)
+    if missed is not None and missed():
+        return None
+    forget_state(out_dir)  # a build killed from here on leaves no state: the next one is full
     index = None
     if usable:
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
-            render_into(site, urls, output, progress.pages, environment)
+            render_into(site, urls, output, progress.pages, environment, chosen=chosen)
             output.finish()
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)

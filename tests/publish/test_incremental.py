@@ -14,6 +14,7 @@ import pytest
 
 import sitegen.analysis.regressions
 import sitegen.content.load
+import sitegen.pipeline
 import sitegen.process
 import sitegen.publish.incremental
 import sitegen.render.assets
@@ -628,6 +629,59 @@ def test_a_watchers_word_is_taken_then_checked(
     rebuilt("added", {str(added)})  # a file not walked before: the tree is walked again
     added.unlink()
     rebuilt("deleted", {str(added)})
+
+
+def test_pages_are_chosen_before_the_walks_are_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build daemon's rebuild (a state held, `incremental`, a watcher's word) chooses the
+    pages to render before it asks whether the output is as the last build left it and
+    whether the watcher missed a change (walks a CPU aside makes meanwhile, here made when
+    asked), and writes nothing before both answer: an output changed since is written whole,
+    a missed change starts the build again. A cold build's bytes each time."""
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 1)
+    events: list[str] = []
+
+    def noted(name: str, call: Callable[..., object]) -> Callable[..., object]:
+        def wrapped(*args: object, **kwargs: object) -> object:
+            answer = call(*args, **kwargs)
+            events.append(f"{name} {answer}" if isinstance(answer, bool) else name)
+            return answer
+
+        return wrapped
+
+    for name in ("choose_pages", "tree_unchanged", "unseen_change", "forget_state"):
+        monkeypatch.setattr(sitegen.pipeline, name, noted(name, getattr(sitegen.pipeline, name)))
+    content, out = site_content(tmp_path), tmp_path / "public"
+    state = State()
+    assert build_site(content, out, incremental=True, state=state).out_dir is not None
+    first, second = run_files(content)[:2]
+
+    def rebuilt(name: str, told: Path, deface: bool = False) -> list[str]:
+        edit(second if name == "missed" else told, _raise_median)
+        if deface:
+            (out / "index.html").write_text("defaced")
+        events.clear()
+        built = build_site(content, out, incremental=True, state=state, changed={str(told)})
+        assert built.out_dir is not None, name
+        assert tree(out) == cold(content, tmp_path, name), name
+        return events[:]
+
+    chosen_first = ["choose_pages", "tree_unchanged True", "unseen_change False", "forget_state"]
+    assert rebuilt("told", first) == chosen_first
+    assert rebuilt("defaced", first, deface=True) == [
+        "choose_pages",
+        "tree_unchanged False",
+        "unseen_change False",
+        "forget_state",
+    ]
+    # The missed save is found before anything is written; then the tree is walked again.
+    missed = ["choose_pages", "tree_unchanged True", "unseen_change True", "choose_pages"]
+    assert rebuilt("missed", first)[:4] == missed
+
+
+def _raise_median(document: dict) -> None:  # type: ignore[type-arg]
+    document["spec"]["timing"]["latencyNs"]["median"] += 1
 
 
 def test_a_held_state_looks_up_each_pages_full_key_and_files(

@@ -14,7 +14,14 @@ import pytest
 import sitegen.process
 import sitegen.render.render
 from sitegen.pipeline import build_site
-from sitegen.render.render import CHUNK_PAGES, PARALLEL_MIN_PAGES, _Chunks
+from sitegen.render.render import (
+    CHUNK_PAGES,
+    PARALLEL_MIN_PAGES,
+    ChosenPages,
+    Output,
+    _Chunks,
+    render_into,
+)
 from tests.conftest import (
     FIXTURES,
     HOSTILE_MARKDOWN,
@@ -146,3 +153,11 @@ def test_few_changed_pages_render_beside_a_big_export(
     monkeypatch.undo()
     assert build_site(content, cold).out_dir is not None
     assert tree(out) == tree(cold)
+
+
+def test_pages_chosen_by_another_output_are_refused() -> None:
+    """The pages `choose_pages` chose were asked of one output, which noted what it skips:
+    rendered through another, those notes would be lost, so render_into refuses them."""
+    chosen = ChosenPages(Output(lambda *_: None), [], set())
+    with pytest.raises(ValueError, match="another output"):
+        render_into(None, None, Output(lambda *_: None), None, None, chosen=chosen)  # type: ignore[arg-type]
