@@ -255,11 +255,24 @@ def test_without_a_daemon_an_incremental_build_is_built_here(
     assert daemon_paths(out, content, make=False) is None
 
 
+@pytest.fixture
+def sigint_handled() -> Iterator[None]:
+    """SIGINT handled, as the daemon's process handles it between builds (cli/daemon.py): a
+    test run as a shell's background job inherits SIGINT ignored, which `stopped_by_signals`
+    leaves ignored, so no interrupt would reach the build there."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("sigint_handled")
 def test_a_client_that_asks_or_goes_away_interrupts_the_build() -> None:
     for ending in ("interrupt", "close"):
         ours, theirs = socket.socketpair()
         interrupted = False
-        with process.stopped_by_signals():
+        with ours, theirs, process.stopped_by_signals():  # closed whatever the test finds
             try:
                 with _Watch(ours):
                     if ending == "interrupt":
@@ -272,10 +285,9 @@ def test_a_client_that_asks_or_goes_away_interrupts_the_build() -> None:
             except KeyboardInterrupt:
                 interrupted = True
         assert interrupted, ending
-        ours.close()
-        theirs.close()
 
 
+@pytest.mark.usefixtures("sigint_handled")
 def test_no_interrupt_reaches_past_the_build() -> None:
     """A client that goes away once its build has ended interrupts nothing (a stray SIGINT
     would raise KeyboardInterrupt here, outside any build)."""
