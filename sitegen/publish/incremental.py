@@ -44,6 +44,7 @@ from sitegen.code_hash import hash_files, package_hash
 from sitegen.content.catalog import Catalog, HeldResolution
 from sitegen.content.load import HeldLoads, HeldWalk, LoadCache, Packed, StatKey
 from sitegen.model.problems import Problem, Severity
+from sitegen.publish.output_watch import OutputWatch
 from sitegen.publish.write import Data
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
 from sitegen.render.render import Output
@@ -116,6 +117,10 @@ class State:
     templates: tuple[tuple[tuple[str, tuple[int, ...]], ...], Environment] | None = field(
         default=None, compare=False
     )
+    # Whether anyone changed the output since the last build (the build daemon only, where it
+    # can be trusted: publish/output_watch.py); `output_unwatched` once it could not be armed.
+    output_watch: OutputWatch | None = field(default=None, compare=False)
+    output_unwatched: bool = field(default=False, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:

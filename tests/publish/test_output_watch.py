@@ -1,0 +1,139 @@
+"""The build daemon's watch of its output (sitegen/publish/output_watch.py): real inotify on
+real folders; a change by anyone after the build is seen, the build's own writes are not."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from inotify_simple import Event, flags
+
+import sitegen.publish.output_watch as output_watch
+from sitegen.publish.output_watch import OutputWatch
+
+
+def output(tmp_path: Path) -> Path:
+    root = tmp_path / "public"
+    (root / "runs" / "a").mkdir(parents=True)
+    (root / "runs" / "a" / "index.html").write_text("a")
+    (root / "index.html").write_text("home")
+    return root
+
+
+def armed(root: Path) -> OutputWatch:
+    watch = OutputWatch.arm(root)
+    assert watch is not None
+    assert watch.unchanged()
+    return watch
+
+
+def _append(root: Path) -> None:
+    with (root / "index.html").open("a") as page:
+        page.write("!")
+
+
+def _link(root: Path) -> None:
+    os.link(root / "index.html", root / "runs" / "a" / "linked.html")
+
+
+CHANGES: dict[str, Callable[[Path], object]] = {
+    "written in place": lambda root: (root / "runs" / "a" / "index.html").write_text("b"),
+    "appended": _append,
+    "added": lambda root: (root / "runs" / "a" / "new.html").write_text("new"),
+    "deleted": lambda root: (root / "runs" / "a" / "index.html").unlink(),
+    "chmod": lambda root: (root / "index.html").chmod(0o600),
+    "touched": lambda root: os.utime(root / "runs" / "a" / "index.html", ns=(1, 1)),
+    "renamed": lambda root: (root / "index.html").rename(root / "home.html"),
+    "folder added": lambda root: (root / "runs" / "b").mkdir(),
+    "folder removed": lambda root: shutil.rmtree(root / "runs" / "a"),
+    "linked in": _link,
+    "symlinked in": lambda root: (root / "runs" / "x").symlink_to("/etc"),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=list(CHANGES))
+def test_a_change_made_after_the_build_is_seen_and_stays_seen(tmp_path: Path, change: str) -> None:
+    root = output(tmp_path)
+    watch = armed(root)
+    CHANGES[change](root)
+    assert not watch.unchanged()
+    assert not watch.unchanged()  # asked again by a build that starts over
+    # The build that walked and rewrote the output holds a new watch of all of it.
+    rearmed = watch.settled()
+    assert rearmed is not None and rearmed is not watch
+    assert rearmed.unchanged()
+
+
+def test_the_builds_own_writes_are_settled_and_its_new_folders_watched(tmp_path: Path) -> None:
+    root = output(tmp_path)
+    watch = armed(root)
+    (root / "runs" / "b" / "deep").mkdir(parents=True)  # the build's: a new run's page
+    (root / "runs" / "b" / "deep" / "index.html").write_text("b")
+    (root / "runs" / "a" / "index.html").write_text("a2")
+    shutil.rmtree(root / "runs" / "a")
+    assert watch.settled() is watch
+    assert watch.unchanged()
+    (root / "runs" / "b" / "deep" / "index.html").write_text("someone else")
+    assert not watch.unchanged()
+
+
+def test_a_folder_the_build_moves_is_watched_by_its_new_name(tmp_path: Path) -> None:
+    """As the search index's folder is swapped in: made elsewhere, then moved in."""
+    root = output(tmp_path)
+    made = tmp_path / "staging" / "pagefind"
+    (made / "fragment").mkdir(parents=True)
+    watch = armed(root)
+    os.rename(root / "runs", tmp_path / "staging" / "old-runs")  # moved out, then removed
+    shutil.rmtree(tmp_path / "staging" / "old-runs")
+    os.rename(made, root / "pagefind")
+    assert watch.settled() is watch
+    assert watch.unchanged()
+    (root / "pagefind" / "fragment" / "x.pf_fragment").write_bytes(b"someone else")
+    assert not watch.unchanged()
+
+
+def test_an_overflow_or_the_output_replaced_means_a_new_watch(tmp_path: Path) -> None:
+    root = output(tmp_path)
+    watch = armed(root)
+    # The kernel's queue overflowed while the build wrote (events were lost): watch it all.
+    watch._follow(Event(wd=-1, mask=flags.Q_OVERFLOW, cookie=0, name=""))
+    rearmed = watch.settled()
+    assert rearmed is not None and rearmed is not watch
+    # The output replaced whole, as a full build swaps a staging tree in.
+    replaced = tmp_path / "staging"
+    shutil.copytree(root, replaced)
+    os.rename(root, tmp_path / "old")
+    os.rename(replaced, root)
+    again = rearmed.settled()
+    assert again is not None and again is not rearmed
+    (root / "runs" / "a" / "index.html").write_text("someone else")
+    assert not again.unchanged()
+
+
+def test_no_watch_where_it_could_not_be_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = output(tmp_path)
+    mounts = tmp_path / "mountinfo"
+    # A network file system's inotify does not see other machines' writes.
+    mounts.write_text(f"36 25 0:32 / {tmp_path} rw,relatime shared:1 - nfs4 server:/ rw\n")
+    monkeypatch.setattr(output_watch, "MOUNTS", mounts)
+    assert OutputWatch.arm(root) is None
+    # A mount point's name as the kernel escapes it (a space: \\040).
+    spaced = tmp_path / "a b"
+    spaced.mkdir()
+    mounts.write_text(f"36 25 0:32 / {str(spaced).replace(' ', chr(92) + '040')} rw - ext4 x rw\n")
+    assert output_watch._local(spaced)
+    assert not output_watch._local(root)  # no mount above it
+    monkeypatch.undo()
+    # More folders than its share of the user's watches.
+    watches = tmp_path / "max_user_watches"
+    watches.write_text("4\n")  # root, runs, runs/a: 3 of a budget of 3
+    monkeypatch.setattr(output_watch, "MAX_WATCHES", watches)
+    assert OutputWatch.arm(root) is not None
+    (root / "runs" / "b").mkdir()
+    assert OutputWatch.arm(root) is None
+    assert OutputWatch.arm(tmp_path / "missing") is None
