@@ -99,7 +99,10 @@ class OutputWatch:
     def unchanged(self) -> bool:
         """Whether nothing changed the output since it was `settled`. Once False, False until
         it is settled again (a build that starts over asks again)."""
-        if self._read():
+        try:
+            if self._read():
+                self._stale = True
+        except OSError:  # the queue unreadable: nothing can be said, so the output is walked
             self._stale = True
         return not self._stale
 

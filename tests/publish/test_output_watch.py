@@ -137,3 +137,19 @@ def test_no_watch_where_it_could_not_be_trusted(
     (root / "runs" / "b").mkdir()
     assert OutputWatch.arm(root) is None
     assert OutputWatch.arm(tmp_path / "missing") is None
+
+
+def test_a_queue_that_cannot_be_read_means_a_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watch = armed(output(tmp_path))
+
+    def refused(timeout: float = 0) -> list[Event]:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(watch._inotify, "read", refused)
+    assert not watch.unchanged()
+    monkeypatch.undo()
+    assert not watch.unchanged()  # still: nothing can say what happened meanwhile
+    rearmed = watch.settled()
+    assert rearmed is not None and rearmed.unchanged()
