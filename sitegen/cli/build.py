@@ -100,10 +100,6 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Only when building: every command's module is imported to parse any command.
-    from sitegen.pipeline import build_site
-    from sitegen.site.format import build_date_from_epoch
-
     started = time.perf_counter()
     held: State | None = getattr(args, "held_state", None)  # set by the build daemon
     if args.stop_daemon and held is None:  # its folders need not exist any more
@@ -119,6 +115,11 @@ def run(args: argparse.Namespace) -> int:
         answer = build_by_daemon(args)
         if answer is not None:
             return answer
+    # Only when building here: every command's module is imported to parse any command, and a
+    # command the daemon runs would wait ~0.4 s for the pipeline's modules (pydantic's models).
+    from sitegen.pipeline import build_site
+    from sitegen.site.format import build_date_from_epoch
+
     deployment = _deployment(args)
     baseline = None
     if deployment.compares:
