@@ -12,10 +12,12 @@ Anything else found (any event, a queue overflow, the folder itself moved or del
 "changed", and the build walks the output as it did before.
 
 Used only where that holds: on Linux, the output on a local file system (a network file
-system's inotify does not see another machine's writes), its folders within WATCH_SHARE of the
-user's inotify watches (each pins a folder's inode in kernel memory; the rest are left to the
-user's other tools). Not seen, as inotify does not report them: a file changed through a hard
-link from outside the output, or through a shared memory map (docs/performance.md).
+system's inotify does not see another machine's writes), and where its folders leave a quarter
+of the user's inotify watches (`fs.inotify.max_user_watches`) free of the watches the user's
+processes hold already, another daemon's among them (each pins a folder's inode in kernel
+memory; the rest are left to the user's editors and tools). Not seen, as inotify does not
+report them: a file changed through a hard link from outside the output, or through a shared
+memory map (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ if sys.platform == "linux":
 else:  # pragma: no cover - the walk is used where inotify is not
     INotify = flags = None
 
-# At most this share of `fs.inotify.max_user_watches` is taken (103k folders of 192k here).
-WATCH_SHARE = 0.75
+# This share of `fs.inotify.max_user_watches` is left free (103k folders of 192k here fit).
+WATCHES_LEFT_FREE = 0.25
 MAX_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
 MOUNTS = Path("/proc/self/mountinfo")
 # File systems whose inotify sees every change made on this machine, which is the only place
@@ -173,10 +175,31 @@ def _folders(root: Path) -> list[str] | None:
 
 
 def _watch_budget() -> int:
+    """How many watches may be added: the user's limit, less those their processes hold and
+    the share left free."""
     try:
-        return int(int(MAX_WATCHES.read_text()) * WATCH_SHARE)
+        limit = int(MAX_WATCHES.read_text())
     except (OSError, ValueError):
         return 0
+    return int(limit * (1 - WATCHES_LEFT_FREE)) - watches_held()
+
+
+def watches_held() -> int:
+    """The inotify watches this user's processes hold, as far as /proc lets them be counted
+    (a process that cannot be read is not: adding past the limit then fails, and is undone)."""
+    user, held = os.getuid(), 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if os.stat(f"/proc/{pid}").st_uid != user:
+                continue
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:inotify":
+                        with open(f"/proc/{pid}/fdinfo/{fd}", "rb") as info:
+                            held += sum(line.startswith(b"inotify wd:") for line in info)
+    return held
 
 
 def _local(root: Path) -> bool:

@@ -129,13 +129,19 @@ def test_no_watch_where_it_could_not_be_trusted(
     assert output_watch._local(spaced)
     assert not output_watch._local(root)  # no mount above it
     monkeypatch.undo()
-    # More folders than its share of the user's watches.
+    # More folders than the user's watches leave, a quarter of them kept free.
+    held = output_watch.watches_held()
     watches = tmp_path / "max_user_watches"
-    watches.write_text("4\n")  # root, runs, runs/a: 3 of a budget of 3
+    watches.write_text(f"{(held + 3) * 4 // 3 + 1}\n")  # root, runs, runs/a: 3 more fit
     monkeypatch.setattr(output_watch, "MAX_WATCHES", watches)
-    assert OutputWatch.arm(root) is not None
-    (root / "runs" / "b").mkdir()
+    first = OutputWatch.arm(root)
+    assert first is not None
+    # The watches this process now holds count: another watch of the same output is refused.
+    assert output_watch.watches_held() == held + 3
     assert OutputWatch.arm(root) is None
+    first.close()
+    (root / "runs" / "b").mkdir()
+    assert OutputWatch.arm(root) is None  # 4 folders
     assert OutputWatch.arm(tmp_path / "missing") is None
 
 
