@@ -250,11 +250,11 @@ def _tallies_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, RunsT
         analysis.held,
         "resource tallies",
         analysis.kernels,
-        functools.partial(_kernel_tallies, lookup),
+        functools.partial(_resource_tallies_of_kernel, lookup),
     )
 
 
-def _kernel_tallies(lookup: SiteLookup, key: str) -> dict[str, RunsTally]:
+def _resource_tallies_of_kernel(lookup: SiteLookup, key: str) -> dict[str, RunsTally]:
     found: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
     for run in lookup.kernels[key].runs:
         tags = run_tags(lookup, run)

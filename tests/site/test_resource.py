@@ -17,7 +17,7 @@ def test_a_held_resource_pages_head_is_summed_from_its_kernels_tallies(
     """With a held analysis, a resource page's description, credits and search tags come from
     each kernel's tally of its runs, made again only for a changed run's kernel: every
     resource page's head equals the one made from its runs."""
-    tallied = kernels_made(monkeypatch, sitegen.site.resource, "_kernel_tallies")
+    tallied = kernels_made(monkeypatch, sitegen.site.resource, "_resource_tallies_of_kernel")
     for change, lookup, plain in held_builds(tmp_path, monkeypatch):
         tallied.clear()
         held = {
