@@ -535,6 +535,10 @@ def _new_runs_first(
         )
         output.finish()
     state.outputs = {**outputs, **output.outputs}
+    if state.files.outputs is outputs:
+        # Only new pages (runs without one, kernels), never a held page object: the items of
+        # the pages the last build skipped are as it noted them (`HeldFiles.marks`).
+        state.files.outputs = state.outputs
     return len(new)
 
 
@@ -622,7 +626,7 @@ def _write_incremental(
         with patched(out_dir, content_dir) as patch:
             output.sink(patch.write)
             render_into(site, urls, output, progress.pages, environment, chosen=chosen)
-            output.finish()
+            output.finish(chosen.paths if chosen is not None else None)
             for path in state.outputs.keys() - output.outputs.keys():
                 patch.delete(path)
             publishing = time.perf_counter()

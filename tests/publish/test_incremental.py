@@ -37,10 +37,11 @@ from sitegen.publish.incremental import (
     state_path,
     write_state,
 )
+from sitegen.render.errors import RenderError
 from sitegen.site.lookup import SiteLookup, listed_order
 from sitegen.site.plan import KernelKeys
 from sitegen.site.quality import marks_key, marks_of, run_figures
-from sitegen.site.records import LazyPage
+from sitegen.site.records import LazyPage, Page
 from sitegen.site.resource import KINDS
 from sitegen.site.run import run_key
 from sitegen.user_cache import state_key, user_cache_dir
@@ -748,33 +749,76 @@ def test_held_files_are_kept_for_their_site_key_and_emptied_once_outgrown() -> N
     assert held.full_keys == {} and held.files == {}
 
 
-def test_a_held_page_skipped_under_the_same_site_key_takes_what_it_noted(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A page object held from the last build, which skipped it, is skipped again without its
-    full key or files looked up, while its files' outputs are the very items it noted; a file
-    written since, or another site key, looks it all up again."""
-    hashed: list[str] = []
-    full_key = IncrementalOutput.full_key
-    monkeypatch.setattr(
-        IncrementalOutput, "full_key", lambda self, key: hashed.append(key) or full_key(self, key)
-    )
+def test_a_held_page_skipped_by_a_build_whose_outputs_are_handed_on_is_skipped_on_sight() -> None:
+    """A page object held from a build that skipped it is skipped again on sight (not looked
+    up, so not marked again) while the outputs handed to the build are the very dict that
+    build (or one after it, handing them on) left, under the same site key: its items are
+    kept, the files gone dropped. Any other outputs, another site key, or a mark of a build
+    that did not finish, and the page is looked up again."""
     page = LazyPage("p/", "run.html", lambda: None, "k")
-    key = full_key(IncrementalOutput({}, "site"), "k")
+    key = IncrementalOutput({}, "site").full_key("k")
     items = {"p/index.html": (key, "sha a"), "p/index.json": (key, "sha b")}
+    files = set(items)
+    held = HeldFiles()
 
-    def skipped(previous: Outputs, site: str = "site") -> tuple[bool, int]:
-        hashed.clear()
-        output = IncrementalOutput(previous, site, HeldFiles())
+    def skipped(previous: Outputs, site: str = "site", finish: bool = True) -> tuple[bool, bool]:
+        mark = page.skipped
+        output = IncrementalOutput(previous, site, held)
         found = output.skip(page)
-        output.finish()
-        assert output.outputs == (previous if found else {})
-        return found, len(hashed)
+        if finish:
+            output.finish(files)
+            assert output.outputs == (items if found else {})
+            assert held.outputs is output.outputs
+        return found, found and mark is not None and page.skipped is mark
 
-    assert skipped(items) == (True, 1) and page.skipped is not None
-    assert skipped(dict(items)) == (True, 0)  # the very items, in another build's outputs
-    written = {**items, "p/index.json": (key, "sha b")}  # equal, but written since
-    assert skipped(written) == (True, 1)
-    assert skipped(dict(written)) == (True, 0)
-    assert skipped(dict(written), "another site") == (False, 1)
-    assert skipped({}) == (False, 1)
+    def last() -> Outputs:
+        assert held.outputs is not None
+        return held.outputs
+
+    assert skipped(items) == (True, False)  # never skipped before: looked up
+    assert skipped(last()) == (True, True)
+    assert skipped(last()) == (True, True)  # by the mark of two builds ago
+    assert skipped({**last(), "gone/index.html": (None, "sha c")}) == (True, False)
+    assert skipped(last()) == (True, True)
+    gone = {**last(), "gone/index.html": (None, "sha c")}
+    held.outputs = gone  # handed on, as pipeline.py's new runs first does
+    assert skipped(gone) == (True, True)  # and "gone/index.html" is dropped
+    assert skipped(last(), finish=False) == (True, True)
+    assert skipped(last(), "another site") == (False, False)
+    assert skipped(items) == (True, False)
+    assert skipped(items, finish=False) == (True, False)  # marked by a build left unfinished
+    assert skipped(last()) == (True, False)
+    output = IncrementalOutput(last(), "site", held)
+    assert output.skip(page)
+    with pytest.raises(ValueError, match="the build's files"):
+        output.finish()
+
+
+def test_a_held_state_checks_the_pages_files_for_clashes_as_a_cold_build_does() -> None:
+    """With a held state, the pages' files (each LazyPage's looked up in `HeldFiles`, made
+    once) are those a cold build finds, and a file two pages would write fails the build,
+    named, as it does in a cold build."""
+    held = HeldFiles()
+    twin = {"a": 1}
+    pages: list[Page | LazyPage] = [
+        LazyPage(f"p{n}/", "run.html", lambda: None, "k") for n in range(3)
+    ]
+    pages += [Page("", "home.html", None, twin), Page("search/", "search.html", None, None)]
+    cold = sitegen.render.render.page_files(pages)
+    assert cold == {
+        *(f"p{n}/index.{kind}" for n in range(3) for kind in ("html", "json")),
+        "index.html",
+        "index.json",
+        "search/index.html",
+    }
+    assert IncrementalOutput({}, "site", held).page_files(pages) == cold
+    assert set(held.files) == {"p0/", "p1/", "p2/"}
+    held.files["p0/"] = ("looked up/index.html", "looked up/index.json")
+    assert "looked up/index.html" in IncrementalOutput({}, "site", held).page_files(pages)
+    for clash in (
+        LazyPage("p1/", "run.html", lambda: None, "k"),
+        Page("p2/", "list.html", None, None),
+        Page("search/", "list.html", None, twin),
+    ):
+        with pytest.raises(RenderError, match="two outputs would be written to"):
+            IncrementalOutput({}, "site", held).page_files([*pages, clash])
