@@ -26,9 +26,16 @@ from sitegen.content.documents import load_bytes, load_path
 from sitegen.content.loaded import COMPACT_KINDS, DocumentStore, LoadedResource
 from sitegen.content.run_summary import KIND as SUMMARISED_KIND
 from sitegen.content.run_summary import RunSummary, summarise
-from sitegen.content.walk import CONTENT_FILES, refuse_special, walk
+from sitegen.content.walk import (
+    CONTENT_FILES,
+    StatKey,
+    key_of,
+    refuse_special,
+    stat_key,
+    walk,
+    walk_differs,
+)
 from sitegen.model.problems import Problem
-from sitegen.superseded import asking_every
 
 if TYPE_CHECKING:
     from multiprocessing.pool import Pool
@@ -53,7 +60,6 @@ Packed = list[PackedResource]
 # the analysis takes it once, and an incremental build's state stays small.
 Summaries = list[RunSummary | None]
 # An incremental build's memory of each file: shown path → (stat key, resources, problems).
-StatKey = tuple[int, ...]
 LoadCache = dict[str, tuple[StatKey, Packed, list[Problem]]]
 
 
@@ -77,6 +83,11 @@ class HeldWalk:
 
     files: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    # How many times the tree was walked; and the files the last load looked at instead (with
+    # their stat, taken into the cache), None where it walked: what content/walker.py's
+    # process is told, that it may know what the cache holds without being sent all of it.
+    walks: int = 0
+    looked_at: dict[str, StatKey] | None = None
 
 
 def load_content(
@@ -105,11 +116,14 @@ def load_content(
     if changed is not None and walked is not None and walked.files and cache and held:
         looked_at = _looked_at(content_dir, label, walked, changed)
         if looked_at is not None:
+            walked.looked_at = looked_at
             return _load_looked_at(walked, looked_at, cache, held, meanwhile)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
     if walked is not None:
         walked.files = {shown: path for path, shown in files}
         walked.problems = list(problems)
+        walked.walks += 1
+        walked.looked_at = None
     if cache is not None:
         return _load_cached(files, problems, cache, workers, meanwhile, held)
     resources: list[LoadedResource] = []
@@ -162,25 +176,21 @@ def _looked_at(
             return None
         if not stat.S_ISREG(now.st_mode):
             return None
-        found[shown] = _key(now)
+        found[shown] = key_of(now)
     return found
 
 
 def unseen_change(content_dir: Path, walked: HeldWalk, cache: LoadCache) -> bool:
-    """Whether the tree differs from the last walk and the cache: a change a watcher missed."""
-    problems: list[Problem] = []
+    """Whether the tree differs from the last walk and the cache: a change a watcher missed.
+    ~0.9 s at 100k files, after the saved run's page is published, in this process where there
+    is one CPU (else content/walker.py's process walks beside the planning): a newer save
+    may stop it."""
     label = content_label(content_dir)
-    # ~0.5 s at 100k files, after the saved run's page is published, in this process where
-    # there is one CPU (else a worker walks beside the planning): a newer save may stop it.
-    found = asking_every(walk(content_dir, problems, label))
-    files = {f"{label}/{relative}": path for path, relative in found}
-    if files != walked.files or problems != walked.problems:
-        return True
-    try:
-        stats = asking_every(files.items())
-        return any(cache[shown][0] != stat_key(path) for shown, path in stats)
-    except (OSError, KeyError):
-        return True
+    return walk_differs(content_dir, label, walked.files, walked.problems, _cached_key(cache))
+
+
+def _cached_key(cache: LoadCache) -> Callable[[str], StatKey]:
+    return lambda shown: cache[shown][0]
 
 
 def content_label(content_dir: Path) -> str:
@@ -204,14 +214,6 @@ def _guided_chunks(files: list[tuple[str, str]], workers: int) -> list[list[tupl
         chunks.append(files[start : start + size])
         start += size
     return chunks
-
-
-def stat_key(path: str | Path) -> StatKey:
-    return _key(os.lstat(path))
-
-
-def _key(found: os.stat_result) -> StatKey:
-    return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
 
 
 def unpack(

@@ -9,12 +9,18 @@ from __future__ import annotations
 import io
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.content.bulk import is_bulk
 from sitegen.model.problems import Problem
+from sitegen.superseded import asking_every
+
+# A file as an incremental build remembers it: size, modification and change times, inode and
+# device. The change time moves with every change and never back: a file whose key is the one
+# remembered was not changed since.
+StatKey = tuple[int, ...]
 
 CONTENT_FILES = "content holds .json resources, .jsonl and .jsonl.zst bulk files and .md notes"
 
@@ -85,6 +91,34 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
                     )
                 )
         stack.extend(reversed(subdirectories))
+
+
+def stat_key(path: str | Path) -> StatKey:
+    return key_of(os.lstat(path))
+
+
+def key_of(found: os.stat_result) -> StatKey:
+    return (found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, found.st_dev)
+
+
+def walk_differs(
+    root: Path,
+    label: str,
+    files: Mapping[str, str],
+    problems: Sequence[Problem],
+    key: Callable[[str], StatKey],
+) -> bool:
+    """Whether the tree differs from a walk of it (its `files`, shown path → path, and its
+    `problems`) or a file's stat from `key(shown path)`: ~0.9 s at 100k files."""
+    found_problems: list[Problem] = []
+    found = asking_every(walk(root, found_problems, label))
+    now = {f"{label}/{relative}": path for path, relative in found}
+    if now != files or found_problems != list(problems):
+        return True
+    try:
+        return any(key(shown) != stat_key(path) for shown, path in asking_every(now.items()))
+    except (OSError, KeyError):
+        return True
 
 
 def _entry_name(entry: os.DirEntry[str]) -> str:

@@ -43,7 +43,9 @@ import orjson
 from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.code_hash import hash_files, package_hash
 from sitegen.content.catalog import Catalog, HeldResolution
-from sitegen.content.load import HeldLoads, HeldWalk, LoadCache, Packed, StatKey
+from sitegen.content.load import HeldLoads, HeldWalk, LoadCache, Packed
+from sitegen.content.walk import StatKey
+from sitegen.content.walker import ContentWalker
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.output_watch import OutputWatch
 from sitegen.publish.write import Data
@@ -129,6 +131,10 @@ class State:
     # can be trusted: publish/output_watch.py); `output_unwatched` once it could not be armed.
     output_watch: OutputWatch | None = field(default=None, compare=False)
     output_unwatched: bool = field(default=False, compare=False)
+    # The process that walks the content to check a watcher's word (`sitegen serve`, the build
+    # daemon: content/walker.py); `content_unwalked` once it could not be started or asked.
+    walker: ContentWalker | None = field(default=None, compare=False)
+    content_unwalked: bool = field(default=False, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:

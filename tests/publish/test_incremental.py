@@ -14,6 +14,7 @@ import pytest
 
 import sitegen.analysis.regressions
 import sitegen.content.load
+import sitegen.content.walk
 import sitegen.pipeline
 import sitegen.process
 import sitegen.publish.incremental
@@ -591,10 +592,11 @@ def test_a_watchers_word_is_taken_then_checked(
     assert build_site(content, out, state=state).out_dir is not None
     timed = [p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"]]
     looked: list[str] = []  # the files stat'ed one by one (a whole walk's)
-    stat_key = sitegen.content.load.stat_key
-    monkeypatch.setattr(
-        sitegen.content.load, "stat_key", lambda path: looked.append(str(path)) or stat_key(path)
-    )
+    stat_key = sitegen.content.walk.stat_key
+    for module in (sitegen.content.load, sitegen.content.walk):
+        monkeypatch.setattr(
+            module, "stat_key", lambda path: looked.append(str(path)) or stat_key(path)
+        )
     looked_when_shown: list[int] = []
 
     def rebuilt(name: str, changed: set[str]) -> None:

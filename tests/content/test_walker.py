@@ -1,0 +1,162 @@
+"""The content walker's process (content/walker.py) answers as the build's own walk does."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import sitegen.pipeline
+import sitegen.process
+from sitegen.content.load import HeldLoads, HeldWalk, LoadCache, content_label, load_content
+from sitegen.content.load import unseen_change as own_walk_differs
+from sitegen.content.walker import ContentWalker
+from sitegen.publish.incremental import State
+from tests.conftest import FIXTURES
+from tests.publish.test_incremental import cold
+from tests.test_pipeline import tree
+
+CONTENT = FIXTURES / "site" / "content"
+
+
+class Loaded:
+    """A content tree as a held state's load leaves it, and its walker."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.content = tmp_path / "content"
+        shutil.copytree(CONTENT, self.content)
+        self.walked = HeldWalk()
+        self.cache: LoadCache = {}
+        self.held: HeldLoads = {}
+        self.walker = ContentWalker(self.content, content_label(self.content))
+        self.load()
+
+    def load(self, changed: set[str] | None = None, told: bool = True) -> None:
+        load_content(self.content, 1, self.cache, None, self.held, self.walked, changed)
+        if told:
+            self.walker.loaded(self.walked.walks, self.walked.looked_at)
+
+    def differs(self) -> bool:
+        walked, cache = self.walked, self.cache
+        answer = self.walker.ask(
+            walked.walks, walked.files, walked.problems, lambda shown: cache[shown][0]
+        )()
+        assert answer == own_walk_differs(self.content, walked, cache)
+        return answer
+
+
+def _runs(content: Path) -> list[Path]:
+    return sorted((content / "runs").rglob("*.json"))
+
+
+def _touch(path: Path) -> None:
+    path.write_bytes(path.read_bytes() + b"\n")
+
+
+def test_the_walker_finds_each_kind_of_change_and_takes_a_load_that_looked_at_a_few_files(
+    tmp_path: Path,
+) -> None:
+    """Each change to the tree since the load (a file written, added, deleted, a link made)
+    is seen, as the build's own walk sees it; a load that looked at the changed file (told
+    file by file) or walked again (told whole) makes the tree agree again."""
+    loaded = Loaded(tmp_path)
+    try:
+        assert not loaded.differs()
+        first, second = _runs(loaded.content)[:2]
+        _touch(first)
+        assert loaded.differs()
+        loaded.load({str(first)})
+        assert loaded.walked.looked_at is not None and loaded.walked.walks == 1
+        assert not loaded.differs()  # told of the one file's stat, not sent the tree again
+        _touch(second)
+        loaded.load({str(second)})
+        assert not loaded.differs()
+        added = first.with_name("added.json")
+        shutil.copy(first, added)
+        assert loaded.differs()
+        loaded.load({str(added)})  # a file not walked before: walked again, sent whole
+        assert loaded.walked.walks == 2 and loaded.walked.looked_at is None
+        assert not loaded.differs()
+        added.unlink()
+        assert loaded.differs()
+        loaded.load()
+        assert not loaded.differs()
+        os.symlink(first, first.with_name("linked.json"))
+        assert loaded.differs()  # a problem more: a link, never followed
+        loaded.load()
+        assert loaded.walked.problems and not loaded.differs()
+    finally:
+        loaded.walker.stop()
+
+
+def test_a_walker_not_told_of_a_load_sees_a_change_where_there_is_none_never_the_reverse(
+    tmp_path: Path,
+) -> None:
+    """What the walker holds can only fall behind the load: a file's stat it was not told
+    of is one the load took since, so the answer is a change, and a walk of the tree follows;
+    once told of the next load, it agrees again."""
+    loaded = Loaded(tmp_path)
+    try:
+        assert not loaded.differs()
+        first = _runs(loaded.content)[0]
+        _touch(first)
+        loaded.load({str(first)}, told=False)
+        walked, cache = loaded.walked, loaded.cache
+        asked = loaded.walker.ask(
+            walked.walks, walked.files, walked.problems, lambda s: cache[s][0]
+        )
+        assert asked() and not own_walk_differs(loaded.content, walked, cache)
+        loaded.load()  # walked again: sent whole
+        assert not loaded.differs()
+    finally:
+        loaded.walker.stop()
+
+
+def test_a_held_build_asks_the_walker_and_walks_itself_once_it_stops_answering(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With two CPUs, a held build that takes a watcher's word has the walker process check
+    it (no worker forked for it); a walker that stopped answering is replaced by the build's
+    own walk, which finds the change all the same, and no walker is started again."""
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 2)
+    forked: list[object] = []
+    meanwhile = sitegen.process.meanwhile
+    monkeypatch.setattr(
+        sitegen.process, "meanwhile", lambda call: forked.append(call) or meanwhile(call)
+    )
+    content = tmp_path / "content"
+    shutil.copytree(CONTENT, content)
+    out, state = tmp_path / "public", State()
+    assert sitegen.pipeline.build_site(content, out, state=state).out_dir is not None
+    first, second = _runs(content)[:2]
+    _touch(first)
+    built = sitegen.pipeline.build_site(content, out, state=state, changed={str(first)})
+    assert built.out_dir is not None and state.walker is not None and not forked
+    walker = state.walker
+    ask = walker.ask
+
+    def asked_then_killed(*args: object) -> object:
+        answer = ask(*args)  # type: ignore[arg-type]
+        walker._process.kill()  # before it answers
+        walker._process.wait()
+        return answer
+
+    monkeypatch.setattr(walker, "ask", asked_then_killed)
+    _touch(second)  # missed by the watcher, which tells of the first again
+    own: list[bool] = []
+    unseen_change = sitegen.pipeline.unseen_change
+    monkeypatch.setattr(
+        sitegen.pipeline,
+        "unseen_change",
+        lambda *args: own.append(unseen := unseen_change(*args)) or unseen,
+    )
+    built = sitegen.pipeline.build_site(content, out, state=state, changed={str(first)})
+    assert built.out_dir is not None
+    assert state.walker is None and state.content_unwalked and own[:1] == [True]
+    assert tree(out) == cold(content, tmp_path, "missed")
+    _touch(first)
+    built = sitegen.pipeline.build_site(content, out, state=state, changed={str(first)})
+    assert built.out_dir is not None and state.walker is None
+    assert len(forked) == 1  # a worker forked for the check, as before walkers
