@@ -554,7 +554,7 @@ def _analyse_held(
     a stretch at a time, so that an unchanged run is not read (~0.5 s less at 100k runs)."""
     held.renew(catalog)
     held.fresh = []
-    resources = tuple(catalog.by_digest.values())
+    resources = catalog.resources
     facts_at: list[RunFacts | None] = []  # each resource's facts, None where it is no run
     digests: list[str] = []  # each resource's digest
     found_again: set[int] = set()  # held facts found by place, outside the stretches

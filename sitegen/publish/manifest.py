@@ -108,7 +108,7 @@ def plan_manifest(
     catalog: Catalog, analysis: Analysis, urls: SiteUrls, deployment: Deployment
 ) -> Manifest:
     """The manifest of a planned site: one entry per resource, kernels by key."""
-    entries = _Entries(catalog, analysis, urls).all(catalog.by_digest.values())  # by digest
+    entries = _Entries(catalog, analysis, urls).all(catalog.resources)  # by digest
     return Manifest(
         site=urls.base,
         deploy=_deploy_facts(deployment),
