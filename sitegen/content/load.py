@@ -194,8 +194,11 @@ def _cached_key(cache: LoadCache) -> Callable[[str], StatKey]:
 
 
 def content_label(content_dir: Path) -> str:
-    """How problems name the content tree: its folder's own name (`content/runs/x.json`)."""
-    return content_dir.resolve().name or "content"
+    """How problems name the content tree: its folder's own name (`content/runs/x.json`), a
+    byte of it that is not UTF-8 shown as U+FFFD (the manifest and the export name it in
+    UTF-8)."""
+    name = content_dir.resolve().name or "content"
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _pool(processes: int) -> Pool:

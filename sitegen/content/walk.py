@@ -62,6 +62,16 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
             # Dot-files are tooling; `_` folders hold site data (import reports), not resources.
             if name.startswith((".", "_")):
                 continue
+            if not _utf8(name):  # the manifest, the export and every link name it in UTF-8
+                problems.append(
+                    Problem(
+                        shown,
+                        "-",
+                        "a name that is not UTF-8: neither read nor walked into",
+                        "rename it in UTF-8",
+                    )
+                )
+                continue
             # The type the directory listing gives (no system call a file where the file system
             # records it); a symlink to a folder is not a folder here. The read checks again.
             if entry.is_dir(follow_symlinks=False):
@@ -119,6 +129,15 @@ def walk_differs(
         return any(key(shown) != stat_key(path) for shown, path in asking_every(now.items()))
     except (OSError, KeyError):
         return True
+
+
+def _utf8(name: str) -> bool:
+    """Whether a name listed is UTF-8: a byte that is not arrives as a lone surrogate."""
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _entry_name(entry: os.DirEntry[str]) -> str:

@@ -74,8 +74,12 @@ class ContentWalker:
             message: dict[str, Any] = {"files": files, "problems": problems, "stats": stats}
         else:
             message = {"stats": {shown: cache_key(shown) for shown in self._pending}}
+        try:
+            line = orjson.dumps(message, default=_problem) + b"\n"
+        except orjson.JSONEncodeError as error:  # a file name that is not UTF-8
+            raise OSError(f"the content walker cannot be told of the load: {error}") from None
         stdin = self._stdin()
-        stdin.write(orjson.dumps(message, default=_problem) + b"\n")
+        stdin.write(line)
         stdin.flush()
         self._walks, self._pending = walks, set()
         return self._answer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from sitegen.content.documents import MAX_FILE_BYTES
 from sitegen.content.load import load_content
 from sitegen.content.walk import read_bytes
 from sitegen.model.problems import Problem
+from sitegen.pipeline import build_site
 from tests.content.test_load import lines, write_example
 
 
@@ -100,3 +102,32 @@ def test_a_content_root_that_is_a_link_is_one_problem_saying_so(
     (tmp_path / "linked").symlink_to(content)
     result = load_content(tmp_path / "linked")
     assert lines(result.problems) == ["content: -: content path is a symbolic link, never followed"]
+
+
+def test_a_name_that_is_not_utf8_is_one_problem_and_neither_read_nor_walked_into(
+    tmp_path: Path, example_bundle: dict[str, Any]
+) -> None:
+    """A file or folder whose name is not UTF-8 (the manifest, the export and every link name
+    a file in UTF-8) is an error naming it, printably; its resources are not read. A content
+    folder so named is shown with U+FFFD, and builds."""
+    content = write_example(tmp_path, example_bundle)
+    first = sorted(content.glob("*.json"))[0]
+    root = os.fsencode(content)
+    os.link(first, os.path.join(root, b"copy-\xff.json"))
+    os.mkdir(os.path.join(root, b"folder-\xfe"))
+    os.link(first, os.path.join(root, b"folder-\xfe", b"inside.json"))
+    result = load_content(content)
+    message = "a name that is not UTF-8: neither read nor walked into; hint: rename it in UTF-8"
+    assert lines(result.problems) == [
+        f"content/copy-\\udcff.json: -: {message}",
+        f"content/folder-\\udcfe: -: {message}",
+    ]
+    assert len(result.resources) == 3
+    for name in (b"copy-\xff.json", b"folder-\xfe"):
+        path = os.path.join(root, name)
+        (shutil.rmtree if os.path.isdir(path) else os.unlink)(path)
+    renamed = os.path.join(os.fsencode(tmp_path), b"content-\xff")
+    os.rename(root, renamed)
+    built = build_site(Path(os.fsdecode(renamed)), tmp_path / "public")
+    assert built.out_dir is not None and built.checked.ok
+    assert b"content-\xef\xbf\xbd/" in (tmp_path / "public" / "manifest.json").read_bytes()

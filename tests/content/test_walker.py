@@ -160,3 +160,17 @@ def test_a_held_build_asks_the_walker_and_walks_itself_once_it_stops_answering(
     built = sitegen.pipeline.build_site(content, out, state=state, changed={str(first)})
     assert built.out_dir is not None and state.walker is None
     assert len(forked) == 1  # a worker forked for the check, as before walkers
+
+
+def test_a_load_that_cannot_be_sent_is_not_asked_about(tmp_path: Path) -> None:
+    """A name JSON cannot hold (a lone surrogate, which the walk refuses but a caller might
+    hand over) is an OSError before anything is sent: the build walks the tree itself."""
+    loaded = Loaded(tmp_path)
+    try:
+        walked = loaded.walked
+        files = {**walked.files, "content/x\udcff.json": "x"}
+        with pytest.raises(OSError, match="cannot be told"):
+            loaded.walker.ask(walked.walks + 1, files, walked.problems, lambda s: (0,))
+        assert not loaded.differs()  # still told of the last load only
+    finally:
+        loaded.walker.stop()
