@@ -17,6 +17,7 @@ answering, the build walks the tree itself (`unseen_change`) and forks no more o
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -30,7 +31,7 @@ import orjson
 from sitegen.content.walk import StatKey, walk_differs
 from sitegen.model.problems import Problem, Severity
 
-ANSWER_LIMIT = 16  # bytes: an answer is "0" or "1" and a newline
+ANSWER_LIMIT = 32  # bytes: an answer is its question's number, "0" or "1" and a newline
 
 
 class ContentWalker:
@@ -50,6 +51,9 @@ class ContentWalker:
         self._finalizer = weakref.finalize(self, _stop, self._process)
         self._walks: int | None = None  # the walk the process holds, with `_pending` on it
         self._pending: set[str] = set()  # files looked at since it was told
+        # Questions are numbered: a build that stopped before it read its answer leaves it in
+        # the pipe, and the next build's answer is the one with its own number.
+        self._asked = 0
 
     def loaded(self, walks: int, looked_at: dict[str, StatKey] | None) -> None:
         """Note the build's load: a walk of the tree (`walks` moved on), or the files it
@@ -69,11 +73,13 @@ class ContentWalker:
         """Ask whether the tree differs from `files`, `problems` and each file's
         `cache_key(shown)` (the load's): the answer, waited for, from the function returned.
         Raises OSError (or KeyError, a file the cache lacks) where the question was not sent."""
+        number = self._asked + 1
         if self._walks != walks:
             stats = {shown: cache_key(shown) for shown in files}
             message: dict[str, Any] = {"files": files, "problems": problems, "stats": stats}
         else:
             message = {"stats": {shown: cache_key(shown) for shown in self._pending}}
+        message["question"] = number
         try:
             line = orjson.dumps(message, default=_problem) + b"\n"
         except orjson.JSONEncodeError as error:  # a file name that is not UTF-8
@@ -81,24 +87,27 @@ class ContentWalker:
         stdin = self._stdin()
         stdin.write(line)
         stdin.flush()
-        self._walks, self._pending = walks, set()
-        return self._answer
+        self._walks, self._pending, self._asked = walks, set(), number
+        return functools.partial(self._answer, number)
 
     def _stdin(self) -> IO[bytes]:
         if self._process.stdin is None or self._process.poll() is not None:
             raise OSError("the content walker is not running")
         return self._process.stdin
 
-    def _answer(self) -> bool:
-        """The answer to the last question; OSError where the process gave none."""
+    def _answer(self, number: int) -> bool:
+        """The answer to question `number` (those before it, never read, passed over); OSError
+        where the process gave none."""
         stdout = self._process.stdout
         if stdout is None:
             raise OSError("the content walker is not running")
-        line = stdout.readline(ANSWER_LIMIT)
-        if line not in (b"0\n", b"1\n"):
-            self._walks = None
-            raise OSError("the content walker stopped answering")
-        return line == b"1\n"
+        while True:
+            found, _, answer = stdout.readline(ANSWER_LIMIT).partition(b" ")
+            if not found.isdigit() or answer not in (b"0\n", b"1\n") or int(found) > number:
+                self._walks = None
+                raise OSError("the content walker stopped answering")
+            if int(found) == number:
+                return answer == b"1\n"
 
     def stop(self) -> None:
         self._finalizer()
@@ -125,9 +134,9 @@ def _problem(value: object) -> object:
 
 
 def main(content_dir: str, label: str) -> None:
-    """The process: a question a line on stdin (JSON: the load's files and problems where
-    sent, each file's stat where it changed), an answer a line on stdout ("1": the tree
-    differs). Ends at EOF."""
+    """The process: a question a line on stdin (JSON: its number, the load's files and
+    problems where sent, each file's stat where it changed), an answer a line on stdout (the
+    question's number, then "1" where the tree differs, else "0"). Ends at EOF."""
     files: dict[str, str] = {}
     problems: list[Problem] = []
     stats: dict[str, StatKey] = {}
@@ -143,7 +152,7 @@ def main(content_dir: str, label: str) -> None:
             stats = {}
         stats.update({shown: tuple(key) for shown, key in message["stats"].items()})
         differs = walk_differs(root, label, files, problems, stats.__getitem__)
-        sys.stdout.buffer.write(b"1\n" if differs else b"0\n")
+        sys.stdout.buffer.write(b"%d %d\n" % (int(message["question"]), differs))
         sys.stdout.buffer.flush()
 
 

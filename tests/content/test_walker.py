@@ -174,3 +174,16 @@ def test_a_load_that_cannot_be_sent_is_not_asked_about(tmp_path: Path) -> None:
         assert not loaded.differs()  # still told of the last load only
     finally:
         loaded.walker.stop()
+
+
+def test_an_answer_a_build_never_read_is_passed_over(tmp_path: Path) -> None:
+    """A build that stopped (a newer save) before it read the walker's answer leaves it in
+    the pipe; the next build reads the answer to its own question, asked after a change."""
+    loaded = Loaded(tmp_path)
+    try:
+        walked, cache = loaded.walked, loaded.cache
+        loaded.walker.ask(walked.walks, walked.files, walked.problems, lambda s: cache[s][0])
+        _touch(_runs(loaded.content)[0])  # after the first question: its answer is "same"
+        assert loaded.differs() and loaded.differs()
+    finally:
+        loaded.walker.stop()
