@@ -25,6 +25,7 @@ from sitegen.content.load import (
     HeldWalk,
     LoadCache,
     LoadResult,
+    cached_key,
     content_label,
     load_content,
     load_documents,
@@ -582,8 +583,8 @@ def _ask_walker(content_dir: Path, state: State) -> Callable[[], bool] | None:
             if walker is not None:
                 walker.stop()
             walker = state.walker = ContentWalker(content_dir, label)
-        walked, cache = state.walked, state.loads
-        asked = walker.ask(walked.walks, walked.files, walked.problems, lambda s: cache[s][0])
+        walked = state.walked
+        asked = walker.ask(walked.walks, walked.files, walked.problems, cached_key(state.loads))
     except (OSError, KeyError):
         _stop_walker(state)
         return None

@@ -186,10 +186,11 @@ def unseen_change(content_dir: Path, walked: HeldWalk, cache: LoadCache) -> bool
     is one CPU (else content/walker.py's process walks beside the planning): a newer save
     may stop it."""
     label = content_label(content_dir)
-    return walk_differs(content_dir, label, walked.files, walked.problems, _cached_key(cache))
+    return walk_differs(content_dir, label, walked.files, walked.problems, cached_key(cache))
 
 
-def _cached_key(cache: LoadCache) -> Callable[[str], StatKey]:
+def cached_key(cache: LoadCache) -> Callable[[str], StatKey]:
+    """Each file's stat as the cache holds it, by shown path."""
     return lambda shown: cache[shown][0]
 
 

@@ -120,9 +120,9 @@ class LazyPage:
     locality: int = -1
     # The argument `build` takes, if any (a run page: its run): no partial object per page.
     subject: Any = field(default=None, repr=False, compare=False)
-    # What the last build that skipped this very page object noted of it (publish/
-    # incremental.py's `IncrementalOutput.skip`, with a state held in memory): its only
-    # field set after it is made.
+    # The mark of the last build that skipped this very page object (publish/incremental.py's
+    # `IncrementalOutput.skip`, with a state held in memory): its only field set after it is
+    # made.
     skipped: Any = field(default=None, repr=False, compare=False)
 
     def built(self) -> Page:
