@@ -4,8 +4,10 @@ site-wide files (outputs.py), handed to a writer, by forked worker processes on 
 
 from __future__ import annotations
 
+import contextlib
 import queue
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -67,10 +69,11 @@ MIN_CHUNK_PAGES = 16
 # with the catalog) never add to the workers' peak memory: meanwhile the output may index
 # what was rendered (`Output.rendered`).
 OVERLAP_EXTRAS_MAX_PAGES = 20_000
-# From this many resources, the export and the manifest (~0.8 s at 100k runs) outlast forking
-# a worker (~0.1 s at 100k runs held in memory), which renders an incremental build's few
-# changed pages beside them, however few.
-OVERLAP_MIN_RESOURCES = 20_000
+# From this size, a file that is not a page (the export, the manifest: ~240 MB at 100k runs) is
+# hashed and written by a thread while this process renders the pages of an incremental build
+# (both release the GIL): forking a page worker beside them cost more than it saved, its share
+# of the pages taking ~2x as long as here while it copied the pages it touched.
+BEHIND_MIN_BYTES = 4 * 1024 * 1024
 
 
 class Output:
@@ -188,8 +191,9 @@ def render_into(
     `write` itself, so no page is held in memory after it is written. Each file's bytes depend
     only on its page, never on which process rendered it. Every path is checked for clashes
     (the pages' before any is rendered, the other files' as each is made): a clash fails the
-    build before its output is used. `chosen`: `choose_pages` of this site and `write`, taken
-    already.
+    build before its output is used. Fewer pages are rendered by this process, while a thread
+    hashes and writes the big files that are not pages (`Writing`, with a CPU for it).
+    `chosen`: `choose_pages` of this site and `write`, taken already.
     """
     out = write if isinstance(write, Output) else Output(write)
     if chosen is not None and chosen.output is not out:
@@ -200,14 +204,17 @@ def render_into(
     chrome = _chrome(urls, assets, site.build_date, site.banner, site.indexable)
     _, pages, paths = chosen if chosen is not None else choose_pages(site, out)
 
-    def write_extras() -> None:
+    def write_extras(behind: Writing | None = None) -> None:
         # The files that are not pages, one at a time: the big ones (the export, the
-        # manifest) are dropped before the next is made.
+        # manifest) are dropped before the next is made, or with `behind`, once written.
         for path, data in site_files(site, urls, chrome, environment, assets):
             if path in paths:
                 raise RenderError(f"two outputs would be written to {path}")
             paths.add(path)
-            out.write(path, data)
+            if behind is not None and len(data) >= BEHIND_MIN_BYTES:
+                behind.write(path, data)
+            else:
+                out.write(path, data)
             del data
 
     templates = {
@@ -215,7 +222,7 @@ def render_into(
     }
     total = len(pages)
     count = workers if workers is not None else process.usable_cpus()
-    if count > 1 and (total >= PARALLEL_MIN_PAGES or (total > 0 and _big_extras(site))):
+    if count > 1 and total >= PARALLEL_MIN_PAGES:
         in_memory_order = sorted(pages, key=_locality)
         beside = total < OVERLAP_EXTRAS_MAX_PAGES
         _render_parallel(
@@ -231,19 +238,45 @@ def render_into(
             out.rendered()
             write_extras()
     else:
-        write_extras()
-        for number, page in enumerate(pages, start=1):
-            _render_page(page, templates, chrome, out)
-            if progress is not None:
-                progress(number, total)
+        with Writing(out) if count > 1 else contextlib.nullcontext() as behind:
+            write_extras(behind)
+            for number, page in enumerate(pages, start=1):
+                _render_page(page, templates, chrome, out)
+                if progress is not None:
+                    progress(number, total)
     return len(paths)
 
 
-def _big_extras(site: Site) -> bool:
-    """Whether the files that are not pages take long enough to make (the export and the
-    manifest grow with the catalog) that a forked worker renders even a few pages meanwhile:
-    an incremental build's, ~0.5 s of 2.5 s of its render at 100k runs."""
-    return len(site.export) >= OVERLAP_MIN_RESOURCES
+class Writing:
+    """Files handed to `out.write` on a thread of their own, one at a time, while this one goes
+    on: for the big files, whose hashing and writing release the GIL. At most one waits, so
+    that no more than two big files are held at once. The block waits for the last and
+    raises what a write raised; it waits too when the block raises, so that nothing writes
+    into a staging tree once its owner removes it."""
+
+    def __init__(self, out: Output) -> None:
+        self._out = out
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitegen-write")
+        self._pending: Future[None] | None = None
+
+    def write(self, path: str, data: Data) -> None:
+        self._wait()
+        self._pending = self._pool.submit(self._out.write, path, data)
+
+    def _wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def __enter__(self) -> Writing:
+        return self
+
+    def __exit__(self, kind: object, error: object, traceback: object) -> None:
+        try:
+            if kind is None:
+                self._wait()
+        finally:
+            self._pool.shutdown(wait=True)
 
 
 def _locality(page: Page | LazyPage) -> int:
