@@ -65,7 +65,7 @@ class InterruptedAfterSwap(KeyboardInterrupt):
 
 
 # A file's bytes: the big ones (manifest, export) are made in a bytearray and written uncopied.
-Data = bytes | bytearray
+Data = bytes | bytearray | memoryview
 Writer = Callable[[str, Data], None]
 
 

@@ -160,3 +160,52 @@ def test_a_held_export_takes_the_lines_of_its_unchanged_resources_from_the_last(
         written.clear()
         assert export_jsonl(now, held) == b"".join(line(e) for e in now)
         assert written == [e.digest for e in made]
+
+
+def test_a_held_export_is_written_into_the_buffer_of_the_build_before_last() -> None:
+    """The build daemon's export and manifest are written over the buffer of the build before
+    last (no fresh ~240 MB a build at 100k runs): that buffer is reused, grown when the file
+    outgrows it, and the bytes are the same as written whole every time, copied stretches
+    and all."""
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.content.loaded import LoadedResource
+
+    def resource(number: int, value: float, name: str = "") -> LoadedResource:
+        document = {
+            "kind": "BenchmarkRun",
+            "metadata": {"name": f"r{number}{name}"},
+            "spec": {"v": value},
+        }
+        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
+
+    runs = [resource(n, n + 0.5) for n in range(20)]
+    held = HeldAnalysis()
+    buffers, sizes = [], []
+    for build in range(6):
+        if build == 4:  # a longer export than the spare holds: it grows
+            runs += [resource(n, 0.25, "-added-with-a-long-name") for n in range(20, 60)]
+        else:
+            runs[build] = resource(build, build + 0.75)
+        data = export_jsonl(tuple(runs), held)
+        assert data == export_jsonl(tuple(runs))
+        assert bytes(held.export.view) == bytes(data)
+        buffers.append(held.export.view.obj)
+        sizes.append(len(data))
+    assert buffers[2] is buffers[0] and buffers[3] is buffers[1]  # written over in place
+    assert buffers[0] is not buffers[1]
+    assert buffers[4] is buffers[2] and len(buffers[4]) >= sizes[4] > sizes[2]  # grown
+
+
+def test_lines_written_over_a_buffer_still_viewed_grow_as_a_copy() -> None:
+    """A view of the spare still held (someone kept the bytes of the build before last): it
+    cannot be resized, so the file grows into a copy, and the view's bytes are left alone."""
+    from sitegen.render.outputs import Lines
+
+    spare = bytearray(b"old bytes")
+    viewed = memoryview(spare)
+    lines = Lines(spare)
+    lines += b"new"
+    lines += b" and longer than the spare"
+    assert bytes(lines.data()) == b"new and longer than the spare"
+    assert bytes(viewed) == b"new bytes"  # written over in place up to where it outgrew it
+    assert lines.buffer is not spare

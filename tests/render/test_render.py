@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -14,6 +15,8 @@ import pytest
 import sitegen.process
 import sitegen.render.render
 from sitegen.pipeline import build_site
+from sitegen.publish.incremental import IncrementalOutput
+from sitegen.publish.write import Data
 from sitegen.render.render import (
     CHUNK_PAGES,
     PARALLEL_MIN_PAGES,
@@ -22,6 +25,8 @@ from sitegen.render.render import (
     _Chunks,
     render_into,
 )
+from sitegen.site.records import LazyPage
+from sitegen.site.urls import json_twin, output_path
 from tests.conftest import (
     FIXTURES,
     HOSTILE_MARKDOWN,
@@ -118,28 +123,40 @@ def test_page_chunks_are_claimed_once_from_both_ends_and_shrink(page_count: int)
     assert chunks.claim() is None and chunks.claim(from_back=True) is None
 
 
-@pytest.mark.parametrize("big", [True, False], ids=["big export", "small export"])
-def test_few_changed_pages_render_beside_a_big_export(
+@pytest.mark.parametrize("big", [True, False], ids=["big files", "small files"])
+def test_few_changed_pages_render_here_while_a_thread_writes_the_big_files(
     big: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """From OVERLAP_MIN_RESOURCES resources, a forked worker renders an incremental build's few
-    changed pages while this process makes the export and the manifest; below, this process
-    renders them. The same bytes as a cold build either way."""
+    """An incremental build's few changed pages are rendered by this process, no worker
+    forked; the files from BEHIND_MIN_BYTES (the export and the manifest at 100k runs) are
+    hashed and written by a thread meanwhile, the others here. The same bytes as a cold build
+    either way."""
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
     assert build_site(content, out, incremental=True).out_dir is not None
     monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 2)
-    monkeypatch.setattr(sitegen.render.render, "OVERLAP_MIN_RESOURCES", 1 if big else 10**9)
+    # Every file that is not a page is "big" in the fixture's site, or none.
+    monkeypatch.setattr(sitegen.render.render, "BEHIND_MIN_BYTES", 1 if big else 10**12)
     rendered_by = tmp_path / "rendered-by"
     render_page = sitegen.render.render._render_page
+    pages: set[str] = set()
 
-    def noted(page: object, *args: object) -> None:
+    def noted(page: LazyPage, *args: object) -> None:
         with rendered_by.open("a") as note:  # appended by whichever process renders it
             note.write(f"{os.getpid()}\n")
+        pages.update((output_path(page.path), json_twin(page.path)))
         render_page(page, *args)  # type: ignore[arg-type]
 
+    written_by: dict[str, str] = {}
+    write = IncrementalOutput.write
+
+    def noted_write(self: IncrementalOutput, path: str, data: Data, key: str | None = None) -> None:
+        written_by[path] = threading.current_thread().name
+        write(self, path, data, key)
+
     monkeypatch.setattr(sitegen.render.render, "_render_page", noted)
+    monkeypatch.setattr(IncrementalOutput, "write", noted_write)
     run_file = next((content / "runs").glob("liger-layer-norm-backward-liger-*hidden1024*.json"))
     run = json.loads(run_file.read_text())
     run["spec"]["timing"]["latencyNs"]["median"] += 1
@@ -148,7 +165,11 @@ def test_few_changed_pages_render_beside_a_big_export(
 
     pids = rendered_by.read_text().split()
     assert 0 < len(pids) < PARALLEL_MIN_PAGES  # a few pages, not every page
-    assert (set(pids) != {str(os.getpid())}) is big
+    assert set(pids) == {str(os.getpid())}
+    main = threading.main_thread().name
+    beside = {path for path, thread in written_by.items() if thread != main}
+    assert beside == (written_by.keys() - pages if big else set())
+    assert {"export/resources.jsonl", "manifest.json"} <= written_by.keys() - pages
     cold = tmp_path / "cold"
     monkeypatch.undo()
     assert build_site(content, cold).out_dir is not None
