@@ -464,6 +464,17 @@ class IncrementalOutput(Output):
             object.__setattr__(page, "skipped", self._mark)
         return True
 
+    def unskipped(self, pages: Sequence[Page | LazyPage]) -> list[Page | LazyPage]:
+        """`Output.unskipped`, the held pages that bear one of `_marks` (nearly all at 100k
+        runs) told apart in one pass rather than by a call of `skip` each (~0.1 s)."""
+        marks = self._marks
+        if not marks:
+            return super().unskipped(pages)
+        left = [p for p in pages if type(p) is not LazyPage or p.skipped not in marks]
+        if len(left) < len(pages):
+            self._kept = True
+        return super().unskipped(left)
+
     def page_files(self, pages: Sequence[Page | LazyPage]) -> set[str]:
         """`Output.page_files`, with a held state each page's files looked up (`HeldFiles`:
         ~0.05 s at 100k runs' pages, made ~0.2 s)."""

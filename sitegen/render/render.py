@@ -94,6 +94,10 @@ class Output:
         """The files of these pages (each page's and its JSON twin), checked for clashes."""
         return page_files(pages)
 
+    def unskipped(self, pages: Sequence[Page | LazyPage]) -> list[Page | LazyPage]:
+        """The pages `skip` does not skip, in order."""
+        return [page for page in asking_every(pages) if not self.skip(page)]
+
     def write(self, path: str, data: Data, key: str | None = None) -> None:
         self._write(path, data)
 
@@ -124,6 +128,9 @@ class EscapingOutput(Output):
 
     def page_files(self, pages: Sequence[Page | LazyPage]) -> set[str]:
         return self._inner.page_files(pages)
+
+    def unskipped(self, pages: Sequence[Page | LazyPage]) -> list[Page | LazyPage]:
+        return self._inner.unskipped(pages)
 
     def write(self, path: str, data: Data, key: str | None = None) -> None:
         if path.endswith(self.TEXT_FILES):
@@ -156,7 +163,7 @@ def choose_pages(site: Site, output: Output) -> ChosenPages:
     paths = output.page_files(site.pages)
     # Decided here, before any fork: an incremental build's few changed pages of a small site
     # are rendered by this process alone.
-    pages = [page for page in asking_every(site.pages) if not output.skip(page)]  # ~0.05 s at 100k
+    pages = output.unskipped(site.pages)
     return ChosenPages(output, pages, paths)
 
 

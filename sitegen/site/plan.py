@@ -9,12 +9,20 @@ rendered.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple
 
-from sitegen.analysis.kernels import Kernel, RunFacts, Same, per_group, same_objects
+from sitegen.analysis.kernels import (
+    HeldAnalysis,
+    Kernel,
+    RunFacts,
+    Same,
+    per_group,
+    same_objects,
+)
 from sitegen.content.loaded import LoadedResource
 from sitegen.site.changes import banner, changes_page, has_changes_page, previewed
 from sitegen.site.compare import compare_page
@@ -304,6 +312,33 @@ def held_resource_keys(lookup: SiteLookup) -> dict[str, list[str | None]] | None
 
 
 RUNS_BETWEEN = 10_000  # run pages planned between two asks whether a newer change waits
+# New pages from which `in_path_order` sorts them all rather than placing each.
+PLACED_MAX = 1_000
+
+
+def _path(page: Page | LazyPage) -> str:
+    return page.path
+
+
+def in_path_order(pages: list[Page | LazyPage], held: HeldAnalysis | None) -> list[Page | LazyPage]:
+    """`pages` sorted by path; with `sitegen serve`'s held analysis, the last build's order
+    kept for the pages that are the very objects it sorted (nearly all: held run pages), and
+    the few others placed in it (~0.03 s at 100k runs' pages, sorted ~0.1 s: the run pages
+    come a kernel at a time, in no order of their paths)."""
+    if held is None:
+        return sorted(pages, key=_path)
+    # The last build's pages are held, so none of their ids is another page's meanwhile.
+    now = {id(page) for page in pages}
+    last = {id(page) for page in held.pages}
+    new = [page for page in pages if id(page) not in last]
+    if not held.pages or len(new) > PLACED_MAX:
+        ordered = sorted(pages, key=_path)
+    else:
+        ordered = [page for page in held.pages if id(page) in now]
+        for page in sorted(new, key=_path):
+            ordered.insert(bisect.bisect_right(ordered, page.path, key=_path), page)
+    held.pages = ordered
+    return ordered
 
 
 def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
@@ -356,7 +391,7 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     if has_changes_page(lookup):
         pages.append(changes_page(lookup))
     stop_if_superseded()
-    pages.sort(key=lambda p: p.path)
+    pages = in_path_order(pages, lookup.analysis.held)
     newest = feed(lookup, lookup.analysis.newest)
     regressions = regressions_feed(lookup)
     stop_if_superseded()

@@ -3,6 +3,7 @@ changed files are written."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -824,3 +825,44 @@ def test_a_held_state_checks_the_pages_files_for_clashes_as_a_cold_build_does() 
     ):
         with pytest.raises(RenderError, match="two outputs would be written to"):
             IncrementalOutput({}, "site", held).page_files([*pages, clash])
+
+
+def test_unskipped_pages_are_those_skip_does_not_skip_with_marks_or_without() -> None:
+    """`unskipped`, which tells marked held pages apart in one pass, chooses the pages that
+    asking `skip` of each would, in order, and keeps the skipped pages' items as it would."""
+    keyed = IncrementalOutput({}, "site")
+    pages: list[Page | LazyPage] = [
+        LazyPage(f"p{n}/", "run.html", lambda: None, f"k{n}") for n in range(6)
+    ]
+    pages.insert(2, Page("", "home.html", None, {"a": 1}))
+    pages.insert(4, LazyPage("unkeyed/", "run.html", lambda: None, None))
+    items: Outputs = {}
+    for n in range(6):
+        key = keyed.full_key(f"k{n}")
+        items |= {f"p{n}/index.html": (key, f"sha {n}"), f"p{n}/index.json": (key, f"sha {n}'")}
+    items["p3/index.html"] = ("another key", "sha 3")  # p3 changed since
+    files = sitegen.render.render.page_files(pages)
+    held = HeldFiles()
+    for build in range(3):
+        previous = held.outputs if held.outputs is not None else items
+        output = IncrementalOutput(previous, "site", held)
+        asked: list[Page | LazyPage] = []
+        output.skip = functools.partial(_asked, asked, output.skip)  # type: ignore[method-assign]
+        one_by_one = IncrementalOutput(previous, "site")
+        expected = [page for page in pages if not one_by_one.skip(page)]
+        assert output.unskipped(pages) == expected
+        # After the first build, only the pages that bear no mark are asked.
+        assert len(asked) == (len(pages) if build == 0 else 3)
+        assert [p.path for p in expected] == ["", "unkeyed/", "p3/"]
+        output.finish(files)
+        one_by_one.finish()
+        assert output.outputs == one_by_one.outputs
+        marked = [p for p in pages if isinstance(p, LazyPage) and p.skipped is not None]
+        assert len(marked) == 5
+
+
+def _asked(
+    asked: list[Page | LazyPage], skip: Callable[[Page | LazyPage], bool], page: Page | LazyPage
+) -> bool:
+    asked.append(page)
+    return skip(page)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import sitegen.site.lookup
+from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.pipeline import build_site, check_content
 from sitegen.publish.incremental import State
 from sitegen.site import plan
 from sitegen.site.lookup import SiteLookup
-from sitegen.site.plan import plan_site
+from sitegen.site.plan import in_path_order, plan_site
+from sitegen.site.records import LazyPage
 from sitegen.site.resource import KINDS
 from sitegen.superseded import Superseded, asking
 from tests.publish.test_incremental import cold, edit, run_files, site_content
@@ -136,3 +139,31 @@ def test_a_held_state_makes_again_only_the_keys_of_the_changed_runs_resources(
     assert 0 < len([n for n in signed if n <= 2]) < pages
     monkeypatch.setattr(SiteLookup, "runs_signature", runs_signature)
     assert tree(out) == cold(content, tmp_path, "edited")  # with pages of two runs too
+
+
+def test_a_held_state_keeps_the_last_order_of_pages_and_places_the_new_ones() -> None:
+    """`in_path_order` with a held analysis: the pages in path order build after build, the
+    very page objects of the last build kept in its order, new ones placed, gone ones left
+    out; from PLACED_MAX new pages, all sorted again. The same list as sorting each time."""
+    shuffled = random.Random(38)
+
+    def page(path: str) -> LazyPage:
+        return LazyPage(path, "run.html", lambda: None, "k")
+
+    pages = [page(f"runs/{shuffled.getrandbits(64):016x}/") for _ in range(3000)]
+    pages += [page(""), page("kernels/a/"), page("kernels/a/history/gpu/")]
+    held = HeldAnalysis()
+    for build in range(6):
+        if build == 4:  # more new pages than are placed one by one
+            pages = [page(p.path) for p in pages]
+        elif build > 0:
+            gone = set(shuffled.sample(range(len(pages)), 20))
+            pages = [p for n, p in enumerate(pages) if n not in gone]
+            pages += [page(f"runs/{shuffled.getrandbits(64):016x}/") for _ in range(25)]
+            pages += [page(f"kernels/k{build}/")]
+        shuffled.shuffle(pages)
+        ordered = in_path_order(list(pages), held)
+        assert ordered == sorted(pages, key=lambda p: p.path)
+        assert [id(p) for p in ordered] == [id(p) for p in sorted(pages, key=lambda p: p.path)]
+        assert held.pages == ordered
+    assert in_path_order(list(pages), None) == sorted(pages, key=lambda p: p.path)
