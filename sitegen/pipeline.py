@@ -167,7 +167,7 @@ def _checked(
     analysis = paths = None
     if not errors(problems):
         analysis = analyse(catalog, held)
-        paths, clashes = plan_paths(catalog, analysis.kernels)
+        paths, clashes = plan_paths(catalog, analysis.kernels, held)
         problems += clashes
     if strict:
         problems = promote_warnings(problems)

@@ -228,6 +228,8 @@ class HeldAnalysis:
     entries: tuple[tuple[Any, ...], list[Any], list[int]] = ((), [], [])
     # What plans the held run pages (site/plan.py's `RunPlanner`), None before the first.
     planner: Any = None
+    # Each run's page path, digest → path (site/urls.py's `plan_paths`).
+    run_paths: dict[str, str] = field(default_factory=dict)
     # The last build's pages in path order (site/plan.py's `in_path_order`).
     pages: list[Any] = field(default_factory=list)
 

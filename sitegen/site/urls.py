@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sitegen.analysis.kernels import Kernel
+from sitegen.analysis.kernels import HeldAnalysis, Kernel
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.model.digest import short
@@ -150,10 +150,13 @@ def portable_name(name: str) -> bool:
     return not _WINDOWS_DEVICE.fullmatch(name) and not name.endswith(".")
 
 
-def plan_paths(catalog: Catalog, kernels: Iterable[Kernel]) -> tuple[dict[str, str], list[Problem]]:
+def plan_paths(
+    catalog: Catalog, kernels: Iterable[Kernel], held: HeldAnalysis | None = None
+) -> tuple[dict[str, str], list[Problem]]:
     """A site path for every resource and kernel (digest or kernel key → path), and a problem
     for each resource whose page would clash with another page or file: `sitegen check`
-    reports them, so a tree that checks clean always builds."""
+    reports them, so a tree that checks clean always builds. `held`: `sitegen serve`'s held
+    analysis, whose runs' paths are looked up rather than made again."""
     paths: dict[str, str] = {}
     # key → the resource its page is named after, and the field that names it
     owners: dict[str, tuple[LoadedResource, str]] = {}
@@ -181,8 +184,16 @@ def plan_paths(catalog: Catalog, kernels: Iterable[Kernel]) -> tuple[dict[str, s
         for name, key, tag in items:
             unique = name if counts[name] == 1 and portable_name(name) else f"{name}-{tag}"
             paths[key] = f"{section}/{unique}/"
-    for entry in catalog.of_kind("BenchmarkRun"):
-        paths[entry.digest] = run_path(entry.digest)
+    if held is None:
+        for entry in catalog.of_kind("BenchmarkRun"):
+            paths[entry.digest] = run_path(entry.digest)
+    else:  # a run's path is its digest's: made only for a new run (~0.05 s less at 100k)
+        known, made = held.run_paths, {}
+        for entry in catalog.of_kind("BenchmarkRun"):
+            path = known.get(entry.digest)
+            made[entry.digest] = path if path is not None else run_path(entry.digest)
+        held.run_paths = made
+        paths.update(made)
     # An OperationSpec's page is its kernel page: the kernel loop above gave it its path.
     return paths, _clashes(paths, owners)
 

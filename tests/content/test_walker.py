@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -138,8 +139,10 @@ def test_a_held_build_asks_the_walker_and_walks_itself_once_it_stops_answering(
     ask = walker.ask
 
     def asked_then_killed(*args: object) -> object:
+        # Stopped before it is asked, so that it cannot answer before it is killed.
+        walker._process.send_signal(signal.SIGSTOP)
         answer = ask(*args)  # type: ignore[arg-type]
-        walker._process.kill()  # before it answers
+        walker._process.kill()
         walker._process.wait()
         return answer
 

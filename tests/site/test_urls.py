@@ -140,3 +140,30 @@ def test_names_windows_cannot_check_out_get_their_tag(name: str) -> None:
 @pytest.mark.parametrize("name", ["console", "com", "com10", "nullable", "auxiliary.v2", "x.y"])
 def test_names_like_windows_devices_but_not_one_are_kept(name: str) -> None:
     assert portable_name(name)
+
+
+def test_a_held_analysis_looks_up_the_paths_of_the_runs_it_has_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With `sitegen serve`'s held analysis, a run's path is made once and looked up after:
+    the same paths and problems as made afresh, a new run's path made, a gone run's dropped."""
+    import sitegen.site.urls
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.site.urls import plan_paths, run_path
+
+    made: list[str] = []
+    monkeypatch.setattr(sitegen.site.urls, "run_path", lambda d: made.append(d) or run_path(d))
+
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    kernels = analyse(catalog).kernels
+    runs = list(catalog.of_kind("BenchmarkRun"))
+    others = [e for e in catalog.by_digest.values() if e.kind != "BenchmarkRun"]
+    held = HeldAnalysis()
+    for present, new in ((runs, len(runs)), (runs, 0), (runs[1:], 0), (runs, 1)):
+        shown, _ = resolve([*others, *present])
+        fresh = plan_paths(shown, kernels)
+        made.clear()
+        assert plan_paths(shown, kernels, held) == fresh
+        assert len(made) == new
+        assert held.run_paths == {r.digest: fresh[0][r.digest] for r in present}
+    assert plan_paths(shown, kernels, held) == plan_paths(shown, kernels)
