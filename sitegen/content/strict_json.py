@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from sitegen.model.problems import json_path
+from sitegen.model.text import has_surrogate
 
 MAX_DEPTH = 32  # the deepest real resource nests 7 levels
 MAX_SAFE_INTEGER = 2**53 - 1  # beyond this, RFC 8785 (IEEE doubles) cannot represent integers
@@ -175,7 +176,7 @@ def _inspect(root: Any, limits: Limits) -> list[tuple[str, str]]:
             for key in getattr(value, "duplicates", ()):
                 found.append((json_path((*location, key)), f"duplicate key {quote(key)}"))
             for key, item in value.items():
-                if _has_surrogate(key):
+                if has_surrogate(key):
                     found.append((json_path(location), "key holds a lone UTF-16 surrogate"))
                 stack.append((item, (*location, key)))
         elif isinstance(value, list):
@@ -197,13 +198,9 @@ def _inspect(root: Any, limits: Limits) -> list[tuple[str, str]]:
                     "null is not allowed",
                 )
             )
-        elif isinstance(value, str) and _has_surrogate(value):
+        elif isinstance(value, str) and has_surrogate(value):
             found.append((json_path(location), "string holds a lone UTF-16 surrogate"))
     return found
-
-
-def _has_surrogate(text: str) -> bool:
-    return any("\ud800" <= c <= "\udfff" for c in text) if not text.isascii() else False
 
 
 def quote(value: Any, limit: int = 60) -> str:

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from sitegen.content.bulk import is_bulk
 from sitegen.model.problems import Problem
+from sitegen.model.text import has_surrogate
 from sitegen.superseded import asking_every
 
 # A file as an incremental build remembers it: size, modification and change times, inode and
@@ -62,7 +63,9 @@ def walk(root: Path, problems: list[Problem], label: str) -> Iterator[tuple[str,
             # Dot-files are tooling; `_` folders hold site data (import reports), not resources.
             if name.startswith((".", "_")):
                 continue
-            if not _utf8(name):  # the manifest, the export and every link name it in UTF-8
+            # A byte that is not UTF-8 is listed as a lone surrogate: the manifest, the
+            # export and every link name a file in UTF-8.
+            if has_surrogate(name):
                 problems.append(
                     Problem(
                         shown,
@@ -129,15 +132,6 @@ def walk_differs(
         return any(key(shown) != stat_key(path) for shown, path in asking_every(now.items()))
     except (OSError, KeyError):
         return True
-
-
-def _utf8(name: str) -> bool:
-    """Whether a name listed is UTF-8: a byte that is not arrives as a lone surrogate."""
-    try:
-        name.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _entry_name(entry: os.DirEntry[str]) -> str:

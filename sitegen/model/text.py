@@ -23,6 +23,12 @@ NOT_IN_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI_CONTROLS}{NONCHA
 NOT_IN_TEXT = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{BIDI_CONTROLS}{NONCHARACTERS}]")
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone UTF-16 surrogate: no UTF-8 can say it (a JSON string's
+    escape, or a byte of a file name that is not UTF-8, as Python lists it)."""
+    return any("\ud800" <= c <= "\udfff" for c in text) if not text.isascii() else False
+
+
 def character_name(character: str) -> str:
     """What a refused character is, for a message: `the control character U+0007`."""
     code = ord(character)
