@@ -328,12 +328,12 @@ def in_path_order(pages: list[Page | LazyPage], held: HeldAnalysis | None) -> li
     if held is None:
         return sorted(pages, key=_path)
     # The last build's pages are held, so none of their ids is another page's meanwhile.
-    now = {id(page) for page in pages}
     last = {id(page) for page in held.pages}
     new = [page for page in pages if id(page) not in last]
     if not held.pages or len(new) > PLACED_MAX:
         ordered = sorted(pages, key=_path)
     else:
+        now = {id(page) for page in pages}
         ordered = [page for page in held.pages if id(page) in now]
         for page in sorted(new, key=_path):
             ordered.insert(bisect.bisect_right(ordered, page.path, key=_path), page)
