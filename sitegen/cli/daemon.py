@@ -390,12 +390,17 @@ class Daemon:
         if not self.serves(options["out"], options["content_dir"], request["folder"]):
             _send(connection, {"refused": "it builds other folders"})
             return True
-        code = self.build(connection, request)
-        if code not in (EXIT_OK, EXIT_CONTENT):
-            self.kept = False  # interrupted or refused partway: trust nothing of it
-        _send(connection, {"exit": code})
-        with contextlib.suppress(OSError):
-            connection.shutdown(socket.SHUT_RDWR)  # ends the watch's wait for the client
+        from sitegen.process import collecting_less
+
+        # What the build left in the young generation is collected once the client has its
+        # answer, not before it (~0.16 s at 100k runs: the build's collection as it ends).
+        with collecting_less():
+            code = self.build(connection, request)
+            if code not in (EXIT_OK, EXIT_CONTENT):
+                self.kept = False  # interrupted or refused partway: trust nothing of it
+            _send(connection, {"exit": code})
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)  # ends the watch's wait for the client
         return self.kept
 
     def serves(self, out_dir: str, content_dir: str, folder: str) -> bool:

@@ -6,6 +6,7 @@ kept when it ends."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import signal
@@ -26,11 +27,13 @@ from sitegen.cli import main
 from sitegen.cli.daemon import (
     REQUEST_LIMIT,
     WATCH_THREAD,
+    Daemon,
     _read_request,
     _Watch,
     daemon_paths,
     peer_credentials,
 )
+from sitegen.cli.exit_codes import EXIT_OK
 from sitegen.publish.incremental import read_state
 from sitegen.publish.lock import locked
 from tests.publish.test_incremental import cold, edit, run_files, site_content
@@ -320,6 +323,48 @@ def test_no_interrupt_reaches_past_the_build() -> None:
             thread.join(5)
             assert not thread.is_alive()
     ours.close()
+
+
+def test_what_a_build_leaves_is_collected_once_its_client_has_the_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    content, out = tmp_path / "content", tmp_path / "public"
+    content.mkdir()
+    daemon = Daemon(out, content)
+    events: list[str] = []
+    left: list[object] = []
+
+    def build(connection: socket.socket, request: dict) -> int:  # type: ignore[type-arg]
+        assert gc.get_threshold()[0] == process.COLLECT_EVERY  # the pipeline's, held
+        left.append([[n] for n in range(5000)])  # young objects, as a build leaves them
+        events.append("built")
+        return EXIT_OK
+
+    def send(connection: socket.socket, reply: dict) -> bool:  # type: ignore[type-arg]
+        events.append(f"sent {sorted(reply)}")
+        return sent(connection, reply)
+
+    def collected(phase: str, info: dict) -> None:  # type: ignore[type-arg]
+        if phase == "start":
+            events.append("collected")
+
+    sent = sitegen.cli.daemon._send
+    monkeypatch.setattr(daemon, "build", build)
+    monkeypatch.setattr(sitegen.cli.daemon, "_send", send)
+    options = {"content_dir": str(content), "out": str(out)}
+    request = {"code": daemon.code, "options": options, "folder": str(tmp_path)}
+    request |= {"environment": {}, "terminal": False}
+    ours, theirs = socket.socketpair()
+    gc.callbacks.append(collected)
+    try:
+        with ours, theirs:
+            theirs.sendall(orjson.dumps(request) + b"\n")
+            assert daemon.answer(ours)
+            assert orjson.loads(theirs.recv(1024)) == {"exit": EXIT_OK}
+    finally:
+        gc.callbacks.remove(collected)
+    assert events[:3] == ["built", "sent ['exit']", "collected"]
+    assert gc.get_threshold()[0] != process.COLLECT_EVERY
 
 
 def test_a_peers_credentials_are_its_process_user_and_group() -> None:
