@@ -58,8 +58,8 @@ def feed(lookup: SiteLookup, runs: Sequence[RunFacts]) -> Feed:
 
 
 def sitemap(lookup: SiteLookup, paths: Iterable[str]) -> tuple[str, ...]:
-    """The pages' absolute URLs, sorted as paths: one prefix, so the same order."""
-    return tuple(map(lookup.urls.absolute, sorted(paths)))
+    """The pages' absolute URLs, `paths` in path order (one prefix: the URLs are too)."""
+    return lookup.urls.absolutes(paths)
 
 
 def not_found_page(lookup: SiteLookup) -> Page:
