@@ -381,7 +381,10 @@ def per_kernel(
 
 
 def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
-    """Whether two sequences hold the very same objects, in order (compared as pointers)."""
+    """Whether two sequences hold the very same objects, in order (compared as pointers);
+    the very same tuple at once."""
+    if held is members and isinstance(held, tuple):
+        return True
     return len(held) == len(members) and all(map(operator.is_, held, members))
 
 

@@ -57,8 +57,9 @@ def _series_qualities(lookup: SiteLookup, _: str) -> dict[str, Quality]:
     reasons: dict[str, list[tuple[str, str]]] = {}
     for digest, reason in sorted(regressions.items()):
         reasons.setdefault(lookup.runs[digest].series_key, []).append((digest, reason))
+    # A series of a kernel unchanged since the last build is the very tuple it was then.
     groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
-        key: (tuple(runs), tuple(reasons.get(key, ()))) for key, runs in by_series.items()
+        key: (runs, tuple(reasons.get(key, ()))) for key, runs in by_series.items()
     }
     return per_group(lookup.analysis.held, "quality", groups, lookup.memo(_series_quality))
 
@@ -106,14 +107,14 @@ def _series_quality(lookup: SiteLookup, series_key: str) -> Quality:
     )
 
 
-def _runs_by_series(lookup: SiteLookup, _: str) -> dict[str, list[RunFacts]]:
+def _runs_by_series(lookup: SiteLookup, _: str) -> dict[str, tuple[RunFacts, ...]]:
     """Each series' runs, in digest order (as `lookup.runs` lists them)."""
     held = lookup.analysis.held
     if held is None:
         return _series_runs(lookup.runs.values())
     # Merged from each kernel's, held while the kernel is the same object: ~0.1 s at 100k
     # runs less than reading every run. A series measured on two kernels' workloads is in both.
-    found: dict[str, list[RunFacts]] = {}
+    found: dict[str, tuple[RunFacts, ...]] = {}
     merged = set()
     for kernel in lookup.analysis.kernels:
         # The kernel's runs in digest order, as the held analysis keeps them.
@@ -125,16 +126,16 @@ def _runs_by_series(lookup: SiteLookup, _: str) -> dict[str, list[RunFacts]]:
             else:
                 found[key] = runs
     for key in merged:
-        found[key].sort(key=operator.attrgetter("digest"))
+        found[key] = tuple(sorted(found[key], key=operator.attrgetter("digest")))
     return found
 
 
-def _series_runs(runs: Iterable[RunFacts]) -> dict[str, list[RunFacts]]:
+def _series_runs(runs: Iterable[RunFacts]) -> dict[str, tuple[RunFacts, ...]]:
     """`runs` by series, each series' in their order."""
     found: dict[str, list[RunFacts]] = {}
     for run in runs:
         found.setdefault(run.series_key, []).append(run)
-    return found
+    return {key: tuple(series) for key, series in found.items()}
 
 
 def _regressions(lookup: SiteLookup, _: str) -> dict[str, str]:
