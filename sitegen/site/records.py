@@ -102,6 +102,11 @@ class Page(NamedTuple):
     def built(self) -> Page:
         return self
 
+    @property
+    def skipped(self) -> None:
+        """`LazyPage.skipped`: never marked, a page made whole being rendered every build."""
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class LazyPage:
