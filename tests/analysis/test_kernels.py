@@ -12,7 +12,6 @@ import pytest
 
 import sitegen.analysis.kernels
 from sitegen.analysis.kernels import (
-    COMPARED_AT_ONCE,
     REPLACED_AT_MOST,
     Analysis,
     HeldAnalysis,
@@ -237,20 +236,6 @@ def test_same_stretches_find_the_unchanged_runs_of_objects_around_edits() -> Non
     assert same_stretches(last, [last[9], *last[:9]]) == [(1, 10, 0)]
     # An equal object that is not the very one is new.
     assert same_stretches([1000, 2000], [1000, int("2000")]) == [(0, 1, 0)]
-
-
-def test_same_stretches_past_what_is_compared_at_once_end_at_the_first_change() -> None:
-    size = 3 * COMPARED_AT_ONCE + 5
-    last = tuple(object() for _ in range(size))
-    assert same_stretches(last, last) == [(0, size, 0)]
-    for at in (1, COMPARED_AT_ONCE - 1, COMPARED_AT_ONCE, 2 * COMPARED_AT_ONCE + 1, size - 1):
-        now = (*last[:at], object(), *last[at + 1 :])
-        assert (
-            same_stretches(last, now)
-            == [(0, at, 0), (at + 1, size, at + 1)][: 2 - (at == size - 1)]
-        )
-    longer = (*last, object(), *last)  # the end of `last` reached first
-    assert same_stretches(last, longer)[0] == (0, size, 0)
 
 
 def test_same_stretches_cover_every_kept_object_but_a_few_near_each_edit() -> None:
