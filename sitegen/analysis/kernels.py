@@ -230,9 +230,9 @@ class HeldAnalysis:
     planner: Any = None
     # Each run's page path, digest → path (site/urls.py's `plan_paths`).
     run_paths: dict[str, str] = field(default_factory=dict)
-    # The last build's pages' paths, and those sorted (site/plan.py's `in_path_order`).
-    page_paths: set[str] = field(default_factory=set)
-    sorted_paths: list[str] = field(default_factory=list)
+    # The places in plan order of the last build's pages, in path order (site/plan.py's
+    # `in_path_order`).
+    path_order: list[int] = field(default_factory=list)
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]

@@ -15,7 +15,7 @@ from sitegen.pipeline import build_site, check_content
 from sitegen.publish.incremental import State
 from sitegen.site import plan
 from sitegen.site.lookup import SiteLookup
-from sitegen.site.plan import PLACED_MAX, in_path_order, plan_site
+from sitegen.site.plan import in_path_order, plan_site
 from sitegen.site.records import LazyPage
 from sitegen.site.resource import KINDS
 from sitegen.superseded import Superseded, asking
@@ -141,11 +141,9 @@ def test_a_held_state_makes_again_only_the_keys_of_the_changed_runs_resources(
     assert tree(out) == cold(content, tmp_path, "edited")  # with pages of two runs too
 
 
-def test_a_held_state_keeps_the_pages_paths_sorted_placing_those_that_came_and_went() -> None:
-    """`in_path_order` with a held analysis: the pages in path order build after build, the
-    last build's sorted paths kept, those gone taken out and the new placed; from PLACED_MAX
-    come and gone, all sorted again; two pages of one path, in their order, as sorted. The
-    same list as sorting each time."""
+def test_a_held_state_sorts_the_pages_from_the_order_that_sorted_the_last_builds() -> None:
+    """`in_path_order` with a held analysis: the pages in path order build after build, as
+    a sort from nothing orders them, whatever came, went or moved in the planned order."""
     shuffled = random.Random(38)
 
     def page(path: str) -> LazyPage:
@@ -155,22 +153,24 @@ def test_a_held_state_keeps_the_pages_paths_sorted_placing_those_that_came_and_w
         return page(f"runs/{shuffled.getrandbits(64):016x}/")
 
     pages = [run() for _ in range(3000)] + [page(""), page("kernels/a/"), page("kernels/b/")]
+    shuffled.shuffle(pages)
     held = HeldAnalysis()
     for build in range(7):
-        kept = held.sorted_paths
-        if build in (1, 2):  # pages gone and new, and new objects of paths kept
-            gone = set(shuffled.sample(range(len(pages)), 20))
-            pages = [page(p.path) if n % 7 else p for n, p in enumerate(pages) if n not in gone]
-            pages += [run() for _ in range(25)] + [page(f"kernels/k{build}/")]
-        elif build == 3:  # more come and gone than are placed one by one
-            pages = pages[: -PLACED_MAX // 2] + [run() for _ in range(PLACED_MAX // 2 + 1)]
-        elif build == 5:  # a clash: two pages of one path
-            pages.append(page("kernels/a/"))
-        elif build == 6:  # the clash gone, all sorted again
-            pages.pop(pages.index(next(p for p in pages if p.path == "kernels/a/")))
-        shuffled.shuffle(pages)
+        if build == 1:  # the same paths, new objects and an edited run's new path
+            pages = [page(p.path) for p in pages]
+            pages[7] = run()
+        elif build == 2:  # pages added among the others
+            for _ in range(25):
+                pages.insert(shuffled.randrange(len(pages)), run())
+        elif build == 3:  # pages gone
+            gone = set(shuffled.sample(range(len(pages)), 40))
+            pages = [p for n, p in enumerate(pages) if n not in gone]
+        elif build == 4:  # moved in the planned order, and as many come as gone
+            pages = pages[1000:] + pages[:1000]
+            pages[5:15] = [run() for _ in range(10)]
+        elif build == 5:  # all new
+            pages = [run() for _ in range(2000)]
         ordered = in_path_order(list(pages), held)
         assert [id(p) for p in ordered] == [id(p) for p in sorted(pages, key=lambda p: p.path)]
-        assert (held.sorted_paths is kept) == (build in (1, 2, 4)), build
-        assert held.sorted_paths == ([] if build == 5 else [p.path for p in ordered])
+        assert [pages[n] for n in held.path_order] == ordered
     assert in_path_order(list(pages), None) == sorted(pages, key=lambda p: p.path)
