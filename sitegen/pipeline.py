@@ -611,10 +611,12 @@ def _patchable(outputs: Outputs, target: Path) -> bool:
 
 
 def _site_key(inputs: SiteInputs, banner: tuple[Link, ...], indexable: bool) -> str:
+    kernels = inputs.analysis.kernels
     return fingerprint(
         inputs.catalog,
         inputs.urls,
-        [(k.key, k.title, k.slug) for k in inputs.analysis.kernels],
+        (k.key for k in kernels),
+        [(k.key, k.title, k.slug) for k in kernels],
         inputs.reports,
         inputs.records,
         inputs.deployment,

@@ -9,6 +9,7 @@ import hmac
 import json
 import shutil
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from sitegen.publish.incremental import (
     IncrementalOutput,
     Outputs,
     State,
+    fingerprint,
     output_tree,
     read_state,
     state_path,
@@ -50,6 +52,7 @@ from sitegen.user_cache import state_key, user_cache_dir
 from tests.analysis.test_regressions import at_commits, with_commits
 from tests.analysis.test_verdicts import set_latency
 from tests.conftest import FIXTURES
+from tests.site.planned import site_inputs
 from tests.test_pipeline import tree
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -866,3 +869,19 @@ def _asked(
 ) -> bool:
     asked.append(page)
     return skip(page)
+
+
+def test_the_site_fingerprint_reads_every_pages_path_but_the_runs() -> None:
+    inputs = site_inputs(SITE_CONTENT)
+    kernels = [k.key for k in inputs.analysis.kernels]
+
+    def printed(paths: dict[str, str]) -> str:
+        return fingerprint(inputs.catalog, replace(inputs.urls, paths=paths), kernels)
+
+    paths = inputs.urls.paths
+    run = inputs.catalog.of_kind("BenchmarkRun")[0].digest
+    gpu = inputs.catalog.of_kind("ExecutionEnvironment")[0].digest
+    assert printed(paths) == printed(dict(paths))
+    assert printed(paths) == printed({**paths, run: "runs/elsewhere/"})  # the runs: their own keys
+    assert printed(paths) != printed({**paths, gpu: "gpus/elsewhere/"})
+    assert printed(paths) != printed({**paths, kernels[0]: "kernels/elsewhere/"})
