@@ -214,7 +214,7 @@ def _clashes(paths: dict[str, str], owners: dict[str, tuple[LoadedResource, str]
     if any(name in every_path for name in PAGE_FILES):  # one search, not one a path
         suspects |= {path for path in counts if any(name in path for name in PAGE_FILES)}
     by_path: dict[str, list[str]] = defaultdict(list)
-    for key, path in paths.items():
+    for key, path in paths.items() if suspects else ():  # none: no pass over ~100k paths
         if path in suspects:
             by_path[path].append(key)
     problems = []
