@@ -142,6 +142,9 @@ class Outcome:
     ok: bool  # False: this build failed and the previous site is still served
 
 
+# What a rebuild leaves in the young generation is collected once the browser is told to
+# reload, not before (~0.16 s at 100k runs: the build's collection as it ends).
+@process.collecting_less()
 def rebuild(
     content_dir: Path,
     out_dir: Path,

@@ -3,6 +3,7 @@ script added to HTML only, the event stream, the port, and a stop within a secon
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import os
@@ -707,3 +708,28 @@ def test_a_saved_runs_old_page_leads_to_its_new_one(tmp_path: Path) -> None:
         assert get(f"{server.url}{new[1:]}")[1]["Location"] == old
     finally:
         stop_server(server)
+
+
+def test_what_a_rebuild_leaves_is_collected_once_the_browser_is_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    published = BuildStatus.published
+
+    def told(status: BuildStatus, changed: bool = True) -> None:
+        events.append("published")
+        published(status, changed)
+
+    def collected(phase: str, info: dict) -> None:  # type: ignore[type-arg]
+        if phase == "start":
+            events.append("collected")
+
+    monkeypatch.setattr(BuildStatus, "published", told)
+    gc.callbacks.append(collected)
+    try:
+        assert rebuild(SITE_CONTENT, tmp_path / "site", None, status=BuildStatus()).ok
+        left = [[n] for n in range(1000)]  # the young generation, collected now at the latest
+    finally:
+        gc.callbacks.remove(collected)
+    assert left and events[:2] == ["published", "collected"]
+    assert gc.get_threshold()[0] != sitegen.process.COLLECT_EVERY
