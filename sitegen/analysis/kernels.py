@@ -233,6 +233,9 @@ class HeldAnalysis:
     # The places in plan order of the last build's pages, in path order (site/plan.py's
     # `in_path_order`).
     path_order: list[int] = field(default_factory=list)
+    # Each user of a resource as resource pages' JSON twins list it, by digest (site/lookup.py's
+    # `used_by`); dropped with `groups`, as its page's URL is a site-wide input.
+    used_by: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def derived(
         self, what: str, subject: Kernel | RunFacts, extra: Hashable, make: Callable[[], T]
@@ -262,7 +265,7 @@ class HeldAnalysis:
         """Drop what `per_group` made if the site-wide inputs changed (a base URL, the
         threshold of a regression): a group's members alone do not say so."""
         if key != self.groups_site:
-            self.groups, self.groups_site = {}, key
+            self.groups, self.groups_site, self.used_by = {}, key, {}
 
     def in_age_order(self, runs: Iterable[RunFacts]) -> list[RunFacts]:
         """`runs` oldest first, as `sorted(runs, key=_age)` orders them: the last build's

@@ -159,7 +159,6 @@ class SiteLookup:
         # Made once a build each (bound caches, dropped with the lookup).
         self.gpu_label: Callable[[str], str] = functools.cache(self._gpu_label)
         self.run_row: Callable[[RunFacts], RunRow] = functools.cache(self._run_row)
-        self.users: Callable[[str], list[LoadedResource]] = functools.cache(self.catalog.users)
         self.resource_runs: Callable[[LoadedResource], list[RunFacts]] = functools.cache(
             self._resource_runs
         )
@@ -219,6 +218,23 @@ class SiteLookup:
         entry = self.catalog.by_digest.get(digest_value)
         shown = text or (title_of(entry) if entry else short(digest_value))
         return Link(shown, self.urls.link(digest_value))
+
+    def used_by(self, digest_value: str) -> list[dict[str, str | None]]:
+        """Each resource that references this one, as its page's JSON twin lists it (kind,
+        digest, page): with `sitegen serve`'s held analysis, the last build's item of each
+        digest (a GPU's page lists its ~20,000 runs: ~0.05 s a page at 100k runs)."""
+        held = self.analysis.held
+        items = held.used_by if held is not None else {}
+        if len(items) > 2 * len(self.catalog):  # digests gone since, held no longer
+            items.clear()
+        found = []
+        for user in self.catalog.used_by.get(digest_value, ()):
+            item = items.get(user)
+            if item is None:
+                kind = self.catalog.by_digest[user].kind
+                item = items[user] = {"kind": kind, "digest": user, "url": self.urls.link(user)}
+            found.append(item)
+        return found
 
     def kernel_link(self, key: str) -> Link:
         kernel = self.kernels.get(key)

@@ -74,9 +74,10 @@ class ResourceContext(NamedTuple):
 def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
     path = lookup.urls.path_of(entry.digest) or ""
     kind = entry.kind
-    users = lookup.users(entry.digest)
+    users = lookup.used_by(entry.digest)
     ordered = lookup.resource_runs(entry)
-    others = [u for u in users if u.kind != "BenchmarkRun"]
+    by_digest = lookup.catalog.by_digest
+    others = [by_digest[str(u["digest"])] for u in users if u["kind"] != "BenchmarkRun"]
     groups: list[FactGroup] = []
     notes = None
     extra_links: list[Link] = []
@@ -151,12 +152,7 @@ def resource_page(lookup: SiteLookup, entry: LoadedResource) -> Page:
         leaders=leaders,
         peaks=peaks,
     )
-    twin = lookup.resource_twin(
-        entry,
-        usedBy=[
-            {"kind": u.kind, "digest": u.digest, "url": lookup.urls.link(u.digest)} for u in users
-        ],
-    )
+    twin = lookup.resource_twin(entry, usedBy=users)
     if wins:
         twin["wins"] = [
             {

@@ -187,3 +187,23 @@ def test_held_site_wide_tallies_are_summed_from_the_kernels_held(
         assert list(lookup.source_counts.items()) == list(plain.source_counts.items())
         assert lookup.every_attribution() == plain.attributions(plain.runs.values())
         assert sum(tally.runs for tally in plain.sources.values()) == len(plain.runs)
+
+
+def test_a_held_lookup_lists_each_resources_users_as_a_fresh_one_keeping_unchanged_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    last: dict[str, dict[str, str | None]] = {}
+    for change, lookup, plain in held_builds(tmp_path, monkeypatch):
+        gpu = lookup.catalog.of_kind("ExecutionEnvironment")[0].digest
+        for entry in lookup.catalog.resources:
+            users = lookup.used_by(entry.digest)
+            expected = [
+                {"kind": u.kind, "digest": u.digest, "url": plain.urls.link(u.digest)}
+                for u in plain.catalog.users(entry.digest)
+            ]
+            assert users == expected, change
+        items = {str(item["digest"]): item for item in lookup.used_by(gpu)}
+        kept = items.keys() & last.keys()
+        assert not last or (kept and all(items[d] is last[d] for d in kept)), change
+        assert plain.used_by(gpu) == list(items.values())  # held nowhere: made each time
+        last = items
