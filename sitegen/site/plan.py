@@ -314,11 +314,7 @@ def held_resource_keys(lookup: SiteLookup) -> dict[str, list[str | None]] | None
 RUNS_BETWEEN = 10_000  # run pages planned between two asks whether a newer change waits
 
 
-def _path(page: Page | LazyPage) -> str:
-    return page.path
-
-
-_PATH = operator.attrgetter("path")  # `_path` in C
+_PATH = operator.attrgetter("path")  # a page's path, read in C
 
 
 def in_path_order(pages: list[Page | LazyPage], held: HeldAnalysis | None) -> list[Page | LazyPage]:
@@ -331,7 +327,7 @@ def in_path_order(pages: list[Page | LazyPage], held: HeldAnalysis | None) -> li
     (the run pages come a kernel at a time, in no order of their paths). Pages of one path (a
     clash, refused later) may come in either order."""
     if held is None:
-        return sorted(pages, key=_path)
+        return sorted(pages, key=_PATH)
     paths = list(map(_PATH, pages))
     last = held.path_order
     if len(last) == len(paths):
