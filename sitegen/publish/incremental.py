@@ -50,7 +50,7 @@ from sitegen.content.walk import StatKey
 from sitegen.content.walker import ContentWalker
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.output_watch import OutputWatch
-from sitegen.publish.write import Data
+from sitegen.publish.write import Data, data_digest
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
 from sitegen.render.render import Output
 from sitegen.site.records import LazyPage, Page
@@ -505,7 +505,7 @@ class IncrementalOutput(Output):
 
     def write(self, path: str, data: Data, key: str | None = None) -> None:
         stop_if_superseded()  # before each file: what is written is noted, the rest is not
-        value = hashlib.sha256(data).hexdigest()
+        value = data_digest(data)
         old = self.previous.get(path)
         if old is None or old[1] != value:
             self._write(path, data)

@@ -250,9 +250,11 @@ class IndexedAsRendered(Output):
 
     def write(self, path: str, data: Data, key: str | None = None) -> None:
         self._inner.write(path, data, key)
-        if path.endswith(".html") and BODY_MARKER in data:
-            self._copy(path, bytes(data))
-            self._noted.append(path)
+        if path.endswith(".html"):
+            page = bytes(data)  # a page's bytes object itself: not copied
+            if BODY_MARKER in page:
+                self._copy(path, page)
+                self._noted.append(path)
 
     def _copy(self, path: str, page: bytes) -> None:
         folder = os.path.dirname(path)

@@ -14,7 +14,7 @@ from markupsafe import escape
 from sitegen.analysis.kernels import HeldAnalysis, Stretch, same_stretches
 from sitegen.content.loaded import LoadedResource
 from sitegen.publish.manifest import Entry, Manifest, entry_document, manifest_document
-from sitegen.publish.write import Data
+from sitegen.publish.write import Data, Pieces
 from sitegen.render.assets import Asset, schema_files
 from sitegen.render.compact_json import compact_json, numbers_agree
 from sitegen.render.errors import RenderError
@@ -98,53 +98,63 @@ def sitemap_xml(urls: tuple[str, ...]) -> bytes:
 
 class HeldLines(NamedTuple):
     """A file written item by item (manifest.json, the export), as written, and where each
-    item's line is in it: `sitegen serve` and the build daemon hold the last build's, to copy
-    the lines of unchanged items from, a stretch at a time. One buffer and two arrays, where a
-    bytes object a line took ~400 MB more of the server's memory at 100k runs than the lines'
-    own size."""
+    item's line is in it: `sitegen serve` and the build daemon hold the last build's, to take
+    the lines of unchanged items from, a stretch at a time. Two arrays, where a bytes object a
+    line took ~400 MB more of the server's memory at 100k runs than the lines' own size."""
 
     items: tuple[Any, ...]
-    starts: array[int]  # where each item's line starts in `view`
+    starts: array[int]  # where each item's line starts in `data`
     ends: array[int]
-    view: memoryview
-    # The buffer of the build before, which the next build writes over (`Lines`).
-    spare: bytearray | None = None
+    data: Pieces
 
 
-class Lines:
-    """A file's bytes as they are added (`+=`), into a buffer written over in place where one
-    is given: the one of the build before last, whose bytes are written and whose lines
-    nobody copies any more. A fresh buffer each build (the export and the manifest, ~240 MB
-    at 100k runs) cost ~0.1 s of page faults a build; held, the buffers take that much more
-    memory."""
+# A held file's parts, past which it is joined into one again: each edit adds a few (the
+# stretches around a changed line), each part costs a write(2) and a look-up.
+MOST_PARTS = 10_000
 
-    def __init__(self, buffer: bytearray | None = None) -> None:
-        self.buffer = buffer if buffer is not None else bytearray()
-        self._size = 0
 
-    def __iadd__(self, piece: bytes | bytearray | memoryview) -> Lines:
-        end = self._size + len(piece)
-        if end <= len(self.buffer):
-            self.buffer[self._size : end] = piece  # the same length: written over in place
-        else:
-            try:
-                del self.buffer[self._size :]  # a spare's stale end, before it grows
-                self.buffer += piece
-            except BufferError:  # a view of the spare is still held: grown as a copy
-                self.buffer = self.buffer[: self._size] + piece
-        self._size = end
+class _Joined:
+    """A file's bytes as they are added: new bytes (`+=`) into a growing buffer, stretches of
+    the last build's file (`take`) as views of its parts, not copied."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes | bytearray | memoryview] = []
+        self._new = bytearray()
+        self.size = 0
+
+    def __iadd__(self, piece: bytes) -> _Joined:
+        self._new += piece
+        self.size += len(piece)
         return self
 
-    def __len__(self) -> int:
-        return self._size
+    def take(self, last: Pieces, start: int, stop: int) -> None:
+        self._flush()
+        self.parts += last.views(start, stop)
+        self.size += stop - start
 
-    def data(self) -> memoryview:
-        """The bytes added: valid until the buffer is written over, by the build after next."""
-        return memoryview(self.buffer)[: self._size]
+    def _flush(self) -> None:
+        if self._new:
+            # Viewed, not copied (the whole file, the first time); never resized from here on.
+            self.parts.append(memoryview(self._new))
+            self._new = bytearray()
+
+    def data(self) -> Pieces:
+        self._flush()
+        pieces = Pieces(self.parts)
+        held = {id(_underlying(part)): len(_underlying(part)) for part in pieces.parts}
+        # Joined once in many builds: when the parts are many, or the buffers they view hold
+        # twice the file's bytes (lines since replaced, which no part views).
+        if len(pieces.parts) > MOST_PARTS or sum(held.values()) > 2 * len(pieces) + (1 << 20):
+            pieces = Pieces([bytes(pieces)])
+        return pieces
+
+
+def _underlying(part: bytes | bytearray | memoryview) -> Any:
+    return part.obj if isinstance(part, memoryview) else part
 
 
 def _add_lines(
-    joined: Lines,
+    joined: _Joined,
     items: tuple[T, ...],
     line: Callable[[T], bytes],
     separator: bytes,
@@ -152,8 +162,8 @@ def _add_lines(
 ) -> tuple[array[int], array[int]]:
     """Add each item's line to `joined`, `separator` between two, and say where each is. An
     item that is the very object of one in `last` (the same resource, the same entry) has the
-    same line: a stretch of them is copied from it at once (~0.3 s less for the export at
-    100k runs than a line each)."""
+    same line: a stretch of them is taken from it at once (~0.3 s less for the export at
+    100k runs than a line each), as views of its bytes (~0.2 s less than a copy)."""
     starts, ends = array("q"), array("q")
     stretches = same_stretches(last.items, items) if last is not None else []
     done = 0
@@ -161,9 +171,9 @@ def _add_lines(
         for item in asking_every(items[done : stretch.start]):
             if starts:
                 joined += separator
-            starts.append(len(joined))
+            starts.append(joined.size)
             joined += line(item)
-            ends.append(len(joined))
+            ends.append(joined.size)
         done = stretch.stop
         if last is None or stretch.stop == stretch.start:
             continue
@@ -171,44 +181,33 @@ def _add_lines(
         if starts:
             joined += separator
         first, final = stretch.last, stretch.last + stretch.stop - stretch.start
-        shift = len(joined) - last.starts[first]
-        # The separators between the lines are copied with them.
-        joined += last.view[last.starts[first] : last.ends[final - 1]]
+        shift = joined.size - last.starts[first]
+        # The separators between the lines are taken with them.
+        joined.take(last.data, last.starts[first], last.ends[final - 1])
         starts.extend([start + shift for start in last.starts[first:final]])
         ends.extend([end + shift for end in last.ends[first:final]])
     return starts, ends
-
-
-def _held_lines(
-    items: tuple[Any, ...], starts: array[int], ends: array[int], joined: Lines, last: Any
-) -> HeldLines:
-    """What the next build copies from; the buffer of `last` (a `HeldLines` or None) its spare."""
-    spare = last.view.obj if isinstance(last, HeldLines) else None
-    return HeldLines(
-        items, starts, ends, joined.data(), spare if isinstance(spare, bytearray) else None
-    )
 
 
 def manifest_json(manifest: Manifest, held: HeldAnalysis | None = None) -> Data:
     """`compact_json(manifest_document(manifest))` with a final newline, byte for byte, written
     entry by entry: the whole document as dicts and then as bytes would hold every run twice.
     With `held` (`sitegen serve`, the build daemon), an entry that is the very object of the
-    last build's manifest (its run unchanged: publish/manifest.py) takes its line from then;
-    the bytes are then valid until the build after next (`Lines`)."""
+    last build's manifest (its run unchanged: publish/manifest.py) takes its line from then."""
     head = compact_json(manifest_document(manifest._replace(entries=())))
     if not head.endswith(b'"resources":[]}'):
         raise RenderError("the manifest's resources must be its last field")
     head = head[: -len(b"]}")]
     last = held.lines if held is not None else None
-    # One growing buffer, not a list and its join: half the peak.
-    joined = Lines(last.spare if isinstance(last, HeldLines) else None)
+    joined = _Joined()  # one growing buffer, not a list and its join: half the peak
     joined += head
     entries = tuple(manifest.entries)
     starts, ends = _add_lines(joined, entries, _entry_line, b",", last)
     joined += b"]}\n"
-    if held is not None:  # viewed: from here on, never resized
-        held.lines = _held_lines(entries, starts, ends, joined, last)
-    return joined.data()
+    data = joined.data()
+    if held is not None:
+        held.lines = HeldLines(entries, starts, ends, data)
+    return data
 
 
 def _entry_line(entry: Entry) -> bytes:
@@ -219,15 +218,15 @@ def export_jsonl(resources: Sequence[LoadedResource], held: HeldAnalysis | None 
     """JSON Lines of {"digest", "resource"}, each line as `compact_json` writes it, byte for
     byte: a document's orjson bytes are spliced in where `compact_json` would keep them, so
     that no run is parsed and written again. With `held` (`sitegen serve`, the build daemon),
-    a resource that is the very object of the last build's export takes its line from then;
-    the bytes are then valid until the build after next (`Lines`)."""
+    a resource that is the very object of the last build's export takes its line from then."""
     items = tuple(resources)
     last = held.export if held is not None else None
-    joined = Lines(last.spare if isinstance(last, HeldLines) else None)
+    joined = _Joined()
     starts, ends = _add_lines(joined, items, _export_line, b"", last)
+    data = joined.data()
     if held is not None:
-        held.export = _held_lines(items, starts, ends, joined, last)
-    return joined.data()
+        held.export = HeldLines(items, starts, ends, data)
+    return data
 
 
 def _export_line(entry: LoadedResource) -> bytes:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 
 import pytest
 
 from sitegen.publish.manifest import Manifest
+from sitegen.publish.write import Pieces, data_digest
 from sitegen.render.compact_json import compact_json
 from sitegen.render.outputs import export_jsonl, manifest_json, sitemap_xml
 from tests.conftest import FIXTURES
@@ -162,11 +164,10 @@ def test_a_held_export_takes_the_lines_of_its_unchanged_resources_from_the_last(
         assert written == [e.digest for e in made]
 
 
-def test_a_held_export_is_written_into_the_buffer_of_the_build_before_last() -> None:
-    """The build daemon's export and manifest are written over the buffer of the build before
-    last (no fresh ~240 MB a build at 100k runs): that buffer is reused, grown when the file
-    outgrows it, and the bytes are the same as written whole every time, copied stretches
-    and all."""
+def test_a_held_export_views_the_last_builds_bytes_rather_than_copying_them() -> None:
+    """The build daemon's export and manifest are made of views of the last build's bytes
+    where their items are unchanged (no copy of ~250 MB a build at 100k runs), and the bytes
+    are the same as written whole every time, through edits, growth and a join."""
     from sitegen.analysis.kernels import HeldAnalysis
     from sitegen.content.loaded import LoadedResource
 
@@ -180,32 +181,58 @@ def test_a_held_export_is_written_into_the_buffer_of_the_build_before_last() -> 
 
     runs = [resource(n, n + 0.5) for n in range(20)]
     held = HeldAnalysis()
-    buffers, sizes = [], []
-    for build in range(6):
-        if build == 4:  # a longer export than the spare holds: it grows
+    first = export_jsonl(tuple(runs), held)
+    assert isinstance(first, Pieces) and len(first.parts) == 1
+    base, first_bytes = first.parts[0], bytes(first)
+    for build in range(1, 6):
+        if build == 4:  # more runs than before: added lines
             runs += [resource(n, 0.25, "-added-with-a-long-name") for n in range(20, 60)]
         else:
-            runs[build] = resource(build, build + 0.75)
+            runs[build * 3] = resource(build * 3, build + 0.75)
         data = export_jsonl(tuple(runs), held)
         assert data == export_jsonl(tuple(runs))
-        assert bytes(held.export.view) == bytes(data)
-        buffers.append(held.export.view.obj)
-        sizes.append(len(data))
-    assert buffers[2] is buffers[0] and buffers[3] is buffers[1]  # written over in place
-    assert buffers[0] is not buffers[1]
-    assert buffers[4] is buffers[2] and len(buffers[4]) >= sizes[4] > sizes[2]  # grown
+        assert held.export.data is data
+        assert isinstance(data, Pieces)
+        # The unchanged lines are views of the first build's buffer, not copies of it.
+        viewed = [p for p in data.parts if isinstance(p, memoryview) and p.obj is base.obj]
+        assert sum(map(len, viewed)) > len(first) // 2
+    assert bytes(first) == first_bytes  # never written over: a writer thread may hold it
 
 
-def test_lines_written_over_a_buffer_still_viewed_grow_as_a_copy() -> None:
-    """A view of the spare still held (someone kept the bytes of the build before last): it
-    cannot be resized, so the file grows into a copy, and the view's bytes are left alone."""
-    from sitegen.render.outputs import Lines
+def test_a_held_file_is_joined_again_when_its_parts_are_many(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each edit adds a few parts; past MOST_PARTS the file is joined into one buffer again,
+    the same bytes, and the buffers of before are no longer viewed."""
+    import sitegen.render.outputs
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.content.loaded import LoadedResource
 
-    spare = bytearray(b"old bytes")
-    viewed = memoryview(spare)
-    lines = Lines(spare)
-    lines += b"new"
-    lines += b" and longer than the spare"
-    assert bytes(lines.data()) == b"new and longer than the spare"
-    assert bytes(viewed) == b"new bytes"  # written over in place up to where it outgrew it
-    assert lines.buffer is not spare
+    def resource(number: int, value: float) -> LoadedResource:
+        document = {
+            "kind": "BenchmarkRun",
+            "metadata": {"name": f"r{number}"},
+            "spec": {"v": value},
+        }
+        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
+
+    monkeypatch.setattr(sitegen.render.outputs, "MOST_PARTS", 6)
+    runs = [resource(n, n + 0.5) for n in range(40)]
+    held = HeldAnalysis()
+    export_jsonl(tuple(runs), held)
+    counts = []
+    for build in range(1, 8):
+        runs[build * 5] = resource(build * 5, build + 0.25)
+        data = export_jsonl(tuple(runs), held)
+        assert isinstance(data, Pieces) and data == export_jsonl(tuple(runs))
+        counts.append(len(data.parts))
+    assert max(counts) <= 6 and 1 in counts[1:]  # grew, then joined: one part again
+
+
+def test_pieces_are_their_parts_bytes_in_order() -> None:
+    pieces = Pieces([b"ab", b"", bytearray(b"cde"), memoryview(b"xfgx")[1:3]])
+    assert len(pieces) == 7 and bytes(pieces) == b"abcdefg"
+    assert pieces == b"abcdefg" and pieces != b"abcdefh" and pieces == Pieces([b"abcdefg"])
+    assert [bytes(v) for v in pieces.views(1, 6)] == [b"b", b"cde", b"f"]
+    assert [bytes(v) for v in pieces.views(2, 5)] == [b"cde"]
+    assert data_digest(pieces) == hashlib.sha256(b"abcdefg").hexdigest()
