@@ -50,6 +50,7 @@ from sitegen.content.walk import StatKey
 from sitegen.content.walker import ContentWalker
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.output_watch import OutputWatch
+from sitegen.publish.pagefind_format import ENTRY as INDEX_ENTRY
 from sitegen.publish.write import Data, data_digest
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
 from sitegen.render.render import Output
@@ -227,15 +228,19 @@ def tree_unchanged(root: Path, tree: dict[str, StatKey]) -> bool:
 def patched_tree(
     root: Path, found: dict[str, StatKey], changed: list[str], replaced: str | None
 ) -> dict[str, StatKey]:
-    """`output_tree(root)` after a patch, from the tree `found` before it: the `changed` paths
-    (moved in or deleted) looked at again, and the folder `replaced` whole (the search index)
-    walked again; every other entry is as it was, since the build held the output's lock.
-    An entry that cannot be looked at is left out: the next build rebuilds the whole output."""
-    tree = dict(found)
+    """`output_tree(root)` after a patch, made of the tree `found` before it, in place (a copy
+    of ~200k entries at 100k runs' pages took ~0.04 s a build): the `changed` paths (moved in
+    or deleted) looked at again, and the folder `replaced` whole (the search index) walked
+    again; every other entry is as it was, since the build held the output's lock. An entry
+    that cannot be looked at is left out: the next build rebuilds the whole output."""
+    tree = found
+    # Every index Pagefind writes has its entry file: without one, no path is looked at for
+    # the index's files (a build without search: ~0.04 s at 100k runs' pages).
     if replaced is not None:
         prefix = f"{replaced}/"
-        for path in [path for path in tree if path.startswith(prefix)]:
-            del tree[path]
+        if prefix + INDEX_ENTRY in tree:
+            for path in [path for path in tree if path.startswith(prefix)]:
+                del tree[path]
         with contextlib.suppress(OSError):
             tree.update((prefix + path, key) for path, key in _tree(root / replaced).items())
     for path in changed:

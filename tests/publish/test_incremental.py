@@ -885,3 +885,34 @@ def test_the_site_fingerprint_reads_every_pages_path_but_the_runs() -> None:
     assert printed(paths) == printed({**paths, run: "runs/elsewhere/"})  # the runs: their own keys
     assert printed(paths) != printed({**paths, gpu: "gpus/elsewhere/"})
     assert printed(paths) != printed({**paths, kernels[0]: "kernels/elsewhere/"})
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_patched_tree_is_the_output_tree_after_the_patch_made_in_place(
+    tmp_path: Path, indexed: bool
+) -> None:
+    """The tree is patched in place: the changed paths looked at again, the search index's
+    folder walked again, its old files dropped where the tree held an index (its entry file)."""
+    root = tmp_path / "out"
+    (root / "pages").mkdir(parents=True)
+    (root / "pages" / "a.html").write_bytes(b"a")
+    (root / "pages" / "b.html").write_bytes(b"b")
+    (root / "pagefind").mkdir()
+    if indexed:
+        (root / "pagefind" / "pagefind-entry.json").write_bytes(b"{}")
+        (root / "pagefind" / "old.pf_fragment").write_bytes(b"old")
+    before = output_tree(root)
+    assert before is not None
+    (root / "pages" / "a.html").write_bytes(b"a, longer")
+    (root / "pages" / "b.html").unlink()
+    (root / "pages" / "c.html").write_bytes(b"c")
+    shutil.rmtree(root / "pagefind")
+    (root / "pagefind").mkdir()
+    if indexed:
+        (root / "pagefind" / "pagefind-entry.json").write_bytes(b'{"new": 1}')
+        (root / "pagefind" / "new.pf_fragment").write_bytes(b"new")
+    changed = ["pages/a.html", "pages/b.html", "pages/c.html"]
+    patched = sitegen.publish.incremental.patched_tree(root, before, changed, "pagefind")
+    assert patched is before
+    assert patched == output_tree(root)
+    assert ("pagefind/old.pf_fragment" in patched) is False
