@@ -88,6 +88,15 @@ def test_a_held_state_plans_again_only_the_run_pages_of_a_changed_kernel(
     (kernel,) = {k for k, pages in after.items() for p in pages if p.subject.entry.path == shown}
     assert after.keys() == before.keys()
     assert {key for key in after if after[key] is not before[key]} == {kernel}
+    # Of that kernel's, a page whose run and key are as before is the last build's object.
+    held = {id(page.subject): page for page in before[kernel]}
+    same = [held.get(id(page.subject)) for page in after[kernel]]
+    pairs = list(zip(same, after[kernel], strict=True))
+    assert any(page is old for old, page in pairs)
+    for old, page in pairs:
+        assert (page is old) == (old is not None and old.key == page.key), page.path
+    edited_page = next(p for p in after[kernel] if p.subject.entry.path == shown)
+    assert all(edited_page is not old for old in before[kernel])
     assert tree(out) == cold(content, tmp_path, "edited")
 
 
