@@ -18,7 +18,7 @@ from sitegen.publish.write import Data, Pieces
 from sitegen.render.assets import Asset, schema_files
 from sitegen.render.compact_json import compact_json, numbers_agree
 from sitegen.render.errors import RenderError
-from sitegen.site.records import Page, Site
+from sitegen.site.records import Page, Site, Sitemap
 from sitegen.site.urls import REGRESSIONS_FEED, SiteUrls
 from sitegen.superseded import asking_every, stop_if_superseded
 
@@ -86,14 +86,17 @@ def html(template: Any, page: Page, chrome: Any) -> bytes:
     return template.render(page=page.context, site=chrome).encode()  # type: ignore[no-any-return]
 
 
-def sitemap_xml(urls: tuple[str, ...]) -> bytes:
+def sitemap_xml(sitemap: Sitemap) -> bytes:
     """sitemaps.org XML, joined rather than templated: a template's loop over 100,000 URLs
-    costs as much as a small build's planning."""
-    joined = "\n".join(urls)
-    if any(character in joined for character in "&<>\"'"):
-        urls = tuple(str(escape(url)) for url in urls)  # never ours, but a base URL may be
-    lines = "".join(("  <url><loc>", "</loc></url>\n  <url><loc>".join(urls), "</loc></url>\n"))
-    return (SITEMAP_HEAD + (lines if urls else "") + "</urlset>\n").encode()
+    costs as much as a small build's planning. Each URL is the base and a path, joined in
+    one go (a string a URL made first: ~0.05 s at 100k pages)."""
+    base, paths = sitemap
+    if any(character in base + "\n".join(paths) for character in "&<>\"'"):
+        # Never ours, but a base URL may hold one.
+        base, paths = "", tuple(str(escape(base + path)) for path in paths)
+    between = f"</loc></url>\n  <url><loc>{base}"
+    lines = "".join(("  <url><loc>", base, between.join(paths), "</loc></url>\n"))
+    return (SITEMAP_HEAD + (lines if paths else "") + "</urlset>\n").encode()
 
 
 class HeldLines(NamedTuple):

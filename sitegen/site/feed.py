@@ -9,7 +9,7 @@ from typing import NamedTuple
 from sitegen.analysis.kernels import RunFacts
 from sitegen.site.format import describe
 from sitegen.site.lookup import SiteLookup
-from sitegen.site.records import NotFoundContext, Page
+from sitegen.site.records import NotFoundContext, Page, Sitemap
 
 FEED_SIZE = 50
 NOT_FOUND = "No page at this address of kernelindex, the catalog of GPU kernel benchmark results."
@@ -57,9 +57,9 @@ def feed(lookup: SiteLookup, runs: Sequence[RunFacts]) -> Feed:
     )
 
 
-def sitemap(lookup: SiteLookup, paths: Iterable[str]) -> tuple[str, ...]:
+def sitemap(lookup: SiteLookup, paths: Iterable[str]) -> Sitemap:
     """The pages' absolute URLs, `paths` in path order (one prefix: the URLs are too)."""
-    return lookup.urls.absolutes(paths)
+    return Sitemap(lookup.urls.base, tuple(paths))
 
 
 def not_found_page(lookup: SiteLookup) -> Page:

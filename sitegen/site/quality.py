@@ -387,8 +387,13 @@ def quality_page(lookup: SiteLookup) -> Page:
     by_source = _rows(counted_by[0], lambda s: Link(s or "no source", sources_href))
     by_gpu = _rows(counted_by[1], _environment_link(lookup))
     by_kernel = _rows(counted_by[2], lookup.kernel_link)
-    totals = Counter(mark.kind for marks in quality.marks.values() for mark in marks)
-    sections = tuple(_section(lookup, quality, kind, totals[kind]) for kind in KINDS)
+    # Each kind's marked runs, in the marks' order: one pass over them all, not one a kind.
+    by_kind: dict[str, list[tuple[str, Mark]]] = {kind: [] for kind in KINDS}
+    for digest, marks in quality.marks.items():
+        for mark in marks:
+            by_kind.setdefault(mark.kind, []).append((digest, mark))
+    totals = {kind: len(marked) for kind, marked in by_kind.items()}
+    sections = tuple(_section(lookup, kind, by_kind[kind]) for kind in KINDS)
     meta = lookup.meta(
         "Data quality",
         DATA_QUALITY,
@@ -419,9 +424,7 @@ def quality_page(lookup: SiteLookup) -> Page:
         "runsMarked": {
             kind: [
                 {"run": digest, "url": lookup.urls.link(digest), "reason": mark.reason}
-                for digest, marks in quality.marks.items()
-                for mark in marks
-                if mark.kind == kind
+                for digest, mark in by_kind[kind]
             ]
             for kind in KINDS
         },
@@ -536,13 +539,10 @@ def _row_json(row: CountRow) -> dict[str, Any]:
     }
 
 
-def _section(lookup: SiteLookup, quality: Quality, kind: str, total: int) -> MarkSection:
-    marked = [
-        (lookup.runs[digest], mark)
-        for digest, marks in quality.marks.items()
-        for mark in marks
-        if mark.kind == kind
-    ]
+def _section(lookup: SiteLookup, kind: str, of_kind: list[tuple[str, Mark]]) -> MarkSection:
+    """A kind's section: `of_kind`, its marked runs (digest, mark)."""
+    total = len(of_kind)
+    marked = [(lookup.runs[digest], mark) for digest, mark in of_kind]
     marked.sort(key=lambda rm: (rm[0].observed_at, rm[0].digest), reverse=True)
     shown = marked if kind == OVER_LIMIT else marked[:EXAMPLES]
     return MarkSection(

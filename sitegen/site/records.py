@@ -142,13 +142,21 @@ class LazyPage:
         return self.built().twin
 
 
+class Sitemap(NamedTuple):
+    """Every page's absolute URL: the site's base URL (ending in "/"), and each page's path,
+    in path order."""
+
+    base: str
+    paths: tuple[str, ...]
+
+
 class Site(NamedTuple):
     """Everything the renderer writes: the pages in path order and the site-wide files."""
 
     pages: tuple[Page | LazyPage, ...]
     not_found: Page
     feed: Feed
-    sitemap: tuple[str, ...]  # absolute page URLs, sorted
+    sitemap: Sitemap
     export: tuple[LoadedResource, ...]  # every resource, by digest
     run_count: int
     build_date: str | None

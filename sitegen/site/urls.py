@@ -113,10 +113,6 @@ class SiteUrls:
     def absolute(self, path: str) -> str:
         return self.base + path
 
-    def absolutes(self, paths: Iterable[str]) -> tuple[str, ...]:
-        """`absolute` of each path, in order (~0.03 s less at 100k pages than a call each)."""
-        return tuple(map(self.base.__add__, paths))
-
     def path_of(self, key: str) -> str | None:
         return self.paths.get(key)
 

@@ -12,6 +12,7 @@ from sitegen.publish.manifest import Manifest
 from sitegen.publish.write import Pieces, data_digest
 from sitegen.render.compact_json import compact_json
 from sitegen.render.outputs import export_jsonl, manifest_json, sitemap_xml
+from sitegen.site.records import Sitemap
 from tests.conftest import FIXTURES
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -82,12 +83,19 @@ def test_manifest_written_entry_by_entry_equals_the_whole_document() -> None:
 def test_sitemap_escapes_what_xml_needs() -> None:
     from xml.etree import ElementTree
 
-    urls = ("https://example.org/a/", "https://example.org/?q=1&r='2'<>\"")
-    root = ElementTree.fromstring(sitemap_xml(urls))
-    assert [loc.text for loc in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")] == [
-        *urls
-    ]
-    assert b"&amp;r=&#39;2&#39;&lt;&gt;&#34;" in sitemap_xml(urls)
+    paths = ("a/", "?q=1&r='2'<>\"")
+    root = ElementTree.fromstring(sitemap_xml(Sitemap("https://example.org/", paths)))
+    found = [loc.text for loc in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert found == ["https://example.org/a/", "https://example.org/?q=1&r='2'<>\""]
+    assert b"&amp;r=&#39;2&#39;&lt;&gt;&#34;" in sitemap_xml(Sitemap("https://example.org/", paths))
+    # A base URL that needs escaping: each URL escaped whole.
+    based = sitemap_xml(Sitemap("https://example.org/?s=1&t=2/", ("a/", "b/")))
+    root = ElementTree.fromstring(based)
+    found = [loc.text for loc in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert found == ["https://example.org/?s=1&t=2/a/", "https://example.org/?s=1&t=2/b/"]
+    assert sitemap_xml(Sitemap("https://example.org/", ())).count(b"<url>") == 0
+    plain = sitemap_xml(Sitemap("https://example.org/", ("a/", "b/c/")))
+    assert plain.count(b"<url><loc>https://example.org/") == 2
 
 
 def test_a_held_manifest_takes_the_lines_of_its_unchanged_entries_from_the_last(
