@@ -244,3 +244,51 @@ def test_pieces_are_their_parts_bytes_in_order() -> None:
     assert [bytes(v) for v in pieces.views(1, 6)] == [b"b", b"cde", b"f"]
     assert [bytes(v) for v in pieces.views(2, 5)] == [b"cde"]
     assert data_digest(pieces) == hashlib.sha256(b"abcdefg").hexdigest()
+
+
+def test_a_held_files_name_stands_for_its_bytes_kept_while_they_are_the_same() -> None:
+    """A held export or manifest is named, not hashed (`data_digest`): the last build's name
+    while every line is taken from it in place (and the manifest's head is the same), a new
+    one whenever a line is made, moved or gone, or the head changed."""
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.content.loaded import LoadedResource
+    from sitegen.pipeline import manifest_of_content
+
+    def resource(number: int, value: float) -> LoadedResource:
+        document = {
+            "kind": "BenchmarkRun",
+            "metadata": {"name": f"r{number}"},
+            "spec": {"v": value},
+        }
+        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
+
+    runs = tuple(resource(n, n + 0.5) for n in range(6))
+    held = HeldAnalysis()
+    names = []
+    for now in [runs, runs, (*runs[:2], resource(2, 9.5), *runs[3:]), (runs[1], runs[0])]:
+        data = export_jsonl(now, held)
+        assert isinstance(data, Pieces) and data.name is not None
+        assert data_digest(data) == data.name and data == export_jsonl(now)
+        names.append(data.name)
+    assert names[1] == names[0] and len(set(names)) == 3
+    assert export_jsonl((runs[1], runs[0]), held).name == names[3]  # the same again
+    moved = export_jsonl((runs[0], runs[1]), held)
+    assert isinstance(moved, Pieces) and moved.name != names[3]  # moved lines: other bytes
+    unheld = export_jsonl(runs)
+    assert isinstance(unheld, Pieces) and unheld.name is None
+    assert data_digest(unheld) == hashlib.sha256(bytes(unheld)).hexdigest()
+
+    manifest = manifest_of_content(SITE_CONTENT).manifest
+    assert manifest is not None
+    first = manifest_json(manifest, held)
+    again = manifest_json(manifest, held)
+    assert isinstance(first, Pieces) and isinstance(again, Pieces)
+    assert again.name == first.name is not None
+    # Entries made again, equal (those of the resources that are not runs, each build).
+    copies = manifest._replace(entries=tuple(replace(e) for e in manifest.entries))
+    remade = manifest_json(copies, held)
+    assert isinstance(remade, Pieces) and remade.name == first.name
+    dated = manifest._replace(site=manifest.site + "x/")
+    changed = manifest_json(dated, held)
+    assert isinstance(changed, Pieces) and changed.name != first.name
+    assert changed == manifest_json(dated)
