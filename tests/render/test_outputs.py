@@ -8,6 +8,8 @@ from dataclasses import replace
 
 import pytest
 
+from sitegen.analysis.kernels import HeldAnalysis
+from sitegen.content.loaded import LoadedResource
 from sitegen.publish.manifest import Manifest
 from sitegen.publish.write import Pieces, data_digest
 from sitegen.render.compact_json import compact_json
@@ -23,7 +25,7 @@ def test_export_lines_equal_compact_json_for_compact_and_whole_documents() -> No
     including for the numbers where orjson and json differ (which take json's path)."""
     import orjson
 
-    from sitegen.content.loaded import DocumentStore, LoadedResource
+    from sitegen.content.loaded import DocumentStore
 
     documents = [
         {"kind": "BenchmarkRun", "metadata": {"name": "a", "title": "A · ü"}, "spec": {"v": 0.5}},
@@ -104,7 +106,6 @@ def test_a_held_manifest_takes_the_lines_of_its_unchanged_entries_from_the_last(
     """`sitegen serve`: the same bytes as written whole, with only the entries that are not the
     very objects of the last build's manifest written again."""
     import sitegen.render.outputs
-    from sitegen.analysis.kernels import HeldAnalysis
     from sitegen.pipeline import manifest_of_content
 
     manifest = manifest_of_content(SITE_CONTENT).manifest
@@ -140,16 +141,6 @@ def test_a_held_export_takes_the_lines_of_its_unchanged_resources_from_the_last(
     """`sitegen serve`, the build daemon: the same bytes as written whole, with only the
     resources that are not the very objects of the last build's export written again."""
     import sitegen.render.outputs
-    from sitegen.analysis.kernels import HeldAnalysis
-    from sitegen.content.loaded import LoadedResource
-
-    def resource(number: int, value: float) -> LoadedResource:
-        document = {
-            "kind": "BenchmarkRun",
-            "metadata": {"name": f"r{number}"},
-            "spec": {"v": value},
-        }
-        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
 
     first = tuple(resource(n, n + 0.5) for n in range(8))
     held = HeldAnalysis()
@@ -176,16 +167,6 @@ def test_a_held_export_views_the_last_builds_bytes_rather_than_copying_them() ->
     """The build daemon's export and manifest are made of views of the last build's bytes
     where their items are unchanged (no copy of ~250 MB a build at 100k runs), and the bytes
     are the same as written whole every time, through edits, growth and a join."""
-    from sitegen.analysis.kernels import HeldAnalysis
-    from sitegen.content.loaded import LoadedResource
-
-    def resource(number: int, value: float, name: str = "") -> LoadedResource:
-        document = {
-            "kind": "BenchmarkRun",
-            "metadata": {"name": f"r{number}{name}"},
-            "spec": {"v": value},
-        }
-        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
 
     runs = [resource(n, n + 0.5) for n in range(20)]
     held = HeldAnalysis()
@@ -213,16 +194,6 @@ def test_a_held_file_is_joined_again_when_its_parts_are_many(
     """Each edit adds a few parts; past MOST_PARTS the file is joined into one buffer again,
     the same bytes, and the buffers of before are no longer viewed."""
     import sitegen.render.outputs
-    from sitegen.analysis.kernels import HeldAnalysis
-    from sitegen.content.loaded import LoadedResource
-
-    def resource(number: int, value: float) -> LoadedResource:
-        document = {
-            "kind": "BenchmarkRun",
-            "metadata": {"name": f"r{number}"},
-            "spec": {"v": value},
-        }
-        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
 
     monkeypatch.setattr(sitegen.render.outputs, "MOST_PARTS", 6)
     runs = [resource(n, n + 0.5) for n in range(40)]
@@ -250,17 +221,7 @@ def test_a_held_files_name_stands_for_its_bytes_kept_while_they_are_the_same() -
     """A held export or manifest is named, not hashed (`data_digest`): the last build's name
     while every line is taken from it in place (and the manifest's head is the same), a new
     one whenever a line is made, moved or gone, or the head changed."""
-    from sitegen.analysis.kernels import HeldAnalysis
-    from sitegen.content.loaded import LoadedResource
     from sitegen.pipeline import manifest_of_content
-
-    def resource(number: int, value: float) -> LoadedResource:
-        document = {
-            "kind": "BenchmarkRun",
-            "metadata": {"name": f"r{number}"},
-            "spec": {"v": value},
-        }
-        return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
 
     runs = tuple(resource(n, n + 0.5) for n in range(6))
     held = HeldAnalysis()
@@ -292,3 +253,13 @@ def test_a_held_files_name_stands_for_its_bytes_kept_while_they_are_the_same() -
     changed = manifest_json(dated, held)
     assert isinstance(changed, Pieces) and changed.name != first.name
     assert changed == manifest_json(dated)
+
+
+def resource(number: int, value: float, name: str = "") -> LoadedResource:
+    """A small run resource of its own digest, for the held export's tests."""
+    document = {
+        "kind": "BenchmarkRun",
+        "metadata": {"name": f"r{number}{name}"},
+        "spec": {"v": value},
+    }
+    return LoadedResource("p", "", None, f"sha256:{number:064x}", document)
