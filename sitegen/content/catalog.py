@@ -193,7 +193,7 @@ class HeldResolution:
             copies[entry.digest].append(entry)
         for digest, entries in copies.items():
             if len(entries) > 1:
-                entries.sort(key=lambda e: (e.path, e.where))
+                entries.sort(key=_place)
                 self.conflicts[digest] = _metadata_conflicts(entries[0], entries[1:])
                 self.repeated.add(digest)
         self.copies = dict(copies)
@@ -226,7 +226,7 @@ class HeldResolution:
             self.repeated.discard(digest)
             if entries:
                 # Deterministic whatever the file order: the first by (path, place) is kept.
-                entries.sort(key=lambda e: (e.path, e.where))
+                entries.sort(key=_place)
                 if len(entries) > 1:
                     self.conflicts[digest] = _metadata_conflicts(entries[0], entries[1:])
                     self.repeated.add(digest)
@@ -464,9 +464,7 @@ class _KindIndex:
         used_by: dict[str, set[str]],
     ) -> _KindIndex:
         # By file, whatever order the catalog was made in: the example named is the first.
-        candidates = sorted(
-            (e for e in by_digest.values() if e.kind in kinds), key=lambda e: (e.path, e.where)
-        )
+        candidates = sorted((e for e in by_digest.values() if e.kind in kinds), key=_place)
         hashed: dict[str, tuple[LoadedResource, bool]] = {}
         for entry in candidates:
             whole = entry.document
