@@ -16,7 +16,7 @@ import operator
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -28,6 +28,7 @@ from sitegen.content.run_summary import (
     Shape,
     Value,
 )
+from sitegen.content.stretches import Stretch, gaps, same_stretches
 from sitegen.importers.registry import Revision, provider, release_of, revision_of, shape_of
 from sitegen.model.digest import digest
 from sitegen.model.names import kebab
@@ -391,70 +392,6 @@ def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
     return len(held) == len(members) and all(map(operator.is_, held, members))
 
 
-REPLACED_AT_MOST = 8  # new items side by side that `same_stretches` steps over in place
-
-
-class Stretch(NamedTuple):
-    """`now[start:stop]` is `last[last : last + stop - start]`, object for object."""
-
-    start: int
-    stop: int
-    last: int
-
-
-def same_stretches(last: Sequence[Any], now: Sequence[Any]) -> list[Stretch]:
-    """The stretches of `now` that are stretches of `last` (the very same objects in the same
-    order), in order; an item of `now` outside them is new, or one stepped over near an edit
-    (the caller makes it anew). Compared as pointers, so that no object is read: ~100k
-    resources, whose attributes each cost a cache miss to read. A few items replaced side by
-    side, one inserted or one deleted are stepped over where they stand; anything moved
-    further is found through the objects' ids (`last` holds them: no id is reused while it
-    lives), their map made only then (~0.04 s at 100k)."""
-    stretches: list[Stretch] = []
-    place: dict[int, int] | None = None
-    size, last_size = len(now), len(last)
-    i = j = 0
-    while i < size:
-        item = now[i]
-        if j < last_size and item is last[j]:
-            start, from_last = i, j
-            i, j = i + 1, j + 1
-            while i < size and j < last_size and now[i] is last[j]:
-                i, j = i + 1, j + 1
-            stretches.append(Stretch(start, i, from_last))
-            continue
-        if i + 1 < size and j + 1 < last_size and now[i + 1] is last[j + 1]:
-            i, j = i + 1, j + 1  # replaced where it stands
-            continue
-        if i + 1 < size and j < last_size and now[i + 1] is last[j]:
-            i += 1  # inserted
-            continue
-        if j + 1 < last_size and item is last[j + 1]:
-            j += 1  # one deleted
-            continue
-        # A few replaced side by side (a manifest's entries of the resources that are not
-        # runs, made again each build): found again a few steps on.
-        step = next(
-            (
-                step
-                for step in range(2, REPLACED_AT_MOST + 1)
-                if i + step < size and j + step < last_size and now[i + step] is last[j + step]
-            ),
-            0,
-        )
-        if step:
-            i, j = i + step, j + step
-            continue
-        if place is None:
-            place = {id(held): number for number, held in enumerate(last)}
-        found = place.get(id(item))
-        if found is not None and last[found] is item:
-            j = found
-        else:
-            i += 1
-    return stretches
-
-
 def pass_of(protocol: LoadedResource | None, summary: RunSummary) -> str:
     """The timed pass: from the protocol's name or title, else (without the protocol) the run's
     title or benchmark. A protocol that names no pass times none: a leaderboard's title goes on
@@ -507,8 +444,8 @@ def analyse(catalog: Catalog, held: HeldAnalysis | None = None) -> Analysis:
     if held is not None:
         return _analyse_held(catalog, held, shapes, lineages)
     facts: dict[str, RunFacts] = {}
-    # `by_digest` is in digest order: the runs in it, not sorted again.
-    for entry in catalog.by_digest.values():
+    # `resources` is in digest order: the runs in it, not sorted again.
+    for entry in catalog.resources:
         if entry.kind == "BenchmarkRun":
             facts[entry.digest] = _run_facts(entry, catalog, shapes, lineages)
     runs_by_kernel = _by_kernel(facts.values(), catalog)
@@ -592,7 +529,7 @@ def _analyse_held(
         done = stretch.stop
     gone = [
         run
-        for start, stop in _gaps(covered, len(held.resources))
+        for start, stop in gaps(covered, len(held.resources))
         for run in held.facts_at[start:stop]
         if run is not None and id(run) not in found_again
     ]
@@ -643,17 +580,6 @@ def _analyse_held(
 
 def _place(entry: LoadedResource) -> RunPlace:
     return (entry.digest, entry.metadata_digest, entry.path, entry.where)
-
-
-def _gaps(covered: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]:
-    """The ranges of `range(size)` outside the `covered` ones (which do not overlap)."""
-    at = 0
-    for start, stop in sorted(covered):
-        if start > at:
-            yield at, start
-        at = max(at, stop)
-    if at < size:
-        yield at, size
 
 
 def _patched(

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from sitegen.analysis.kernels import Analysis, RunFacts, Stretch, same_stretches
+from sitegen.analysis.kernels import Analysis, RunFacts
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.run_summary import Shape
+from sitegen.content.stretches import Stretch, same_stretches
 from sitegen.model.digest import DIGEST_PATTERN, canonical_json
 from sitegen.model.resources import KINDS
 from sitegen.model.text import check_line

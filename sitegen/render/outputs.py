@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 import orjson
 from markupsafe import escape
 
-from sitegen.analysis.kernels import HeldAnalysis, Stretch, same_stretches
+from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.content.loaded import LoadedResource
+from sitegen.content.stretches import Stretch, same_stretches
 from sitegen.publish.manifest import Entry, Manifest, entry_document, manifest_document
 from sitegen.publish.write import Data, Pieces
 from sitegen.render.assets import Asset, schema_files

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import operator
-import random
 import shutil
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import pytest
 
 import sitegen.analysis.kernels
 from sitegen.analysis.kernels import (
-    REPLACED_AT_MOST,
     Analysis,
     HeldAnalysis,
     Kernel,
@@ -20,8 +18,8 @@ from sitegen.analysis.kernels import (
     kept_in_order,
     newest_first,
     per_group,
-    same_stretches,
 )
+from sitegen.content.stretches import REPLACED_AT_MOST
 from sitegen.pipeline import check_content
 from sitegen.publish.incremental import State
 from tests.conftest import FIXTURES
@@ -200,64 +198,6 @@ def test_an_order_kept_from_the_last_build_is_the_order_sorted_again() -> None:
     # Nothing held, or many new: sorted whole.
     assert kept_in_order([], now, key) == sorted(now, key=key)
     assert kept_in_order(last[:1], now, key) == sorted(now, key=key)
-
-
-def _covered(last: list[object], now: list[object]) -> list[bool]:
-    """Which items of `now` the stretches cover, after checking each stretch."""
-    covered = [False] * len(now)
-    previous = 0
-    for start, stop, held in same_stretches(last, now):
-        assert previous <= start < stop <= len(now)  # in order, none empty, none overlapping
-        assert all(now[n] is last[held + n - start] for n in range(start, stop))
-        covered[start:stop] = [True] * (stop - start)
-        previous = stop
-    return covered
-
-
-def test_same_stretches_find_the_unchanged_runs_of_objects_around_edits() -> None:
-    last = [object() for _ in range(10)]
-    new = object()
-    assert same_stretches(last, last) == [(0, 10, 0)]
-    assert same_stretches([], last) == [] and same_stretches(last, []) == []
-    # Replaced in place, inserted, deleted: every other item is in a stretch.
-    replaced = [*last[:4], new, *last[5:]]
-    assert same_stretches(last, replaced) == [(0, 4, 0), (5, 10, 5)]
-    three = [*last[:3], object(), object(), object(), *last[6:]]  # side by side
-    assert same_stretches(last, three) == [(0, 3, 0), (6, 10, 6)]
-    inserted = [*last[:4], new, *last[4:]]
-    assert same_stretches(last, inserted) == [(0, 4, 0), (5, 11, 4)]
-    deleted = [*last[:4], *last[5:]]
-    assert same_stretches(last, deleted) == [(0, 4, 0), (4, 9, 5)]
-    # Two deleted, or moved far: found by its id.
-    assert same_stretches(last, [*last[:3], *last[5:]]) == [(0, 3, 0), (3, 8, 5)]
-    moved = [last[0], last[9], last[7], *last[1:7]]
-    assert same_stretches(last, moved) == [(0, 1, 0), (1, 2, 9), (2, 3, 7), (3, 9, 1)]
-    # One moved next door is stepped over as if inserted: made anew by the caller.
-    assert same_stretches(last, [last[9], *last[:9]]) == [(1, 10, 0)]
-    # An equal object that is not the very one is new.
-    assert same_stretches([1000, 2000], [1000, int("2000")]) == [(0, 1, 0)]
-
-
-def test_same_stretches_cover_every_kept_object_but_a_few_near_each_edit() -> None:
-    chance = random.Random(7)
-    for _ in range(300):
-        last = [object() for _ in range(chance.randrange(0, 30))]
-        now = list(last)
-        for _ in range(chance.randrange(0, 4)):
-            edit = chance.choice(["replace", "insert", "delete", "move"])
-            if edit == "insert" or not now:
-                now.insert(chance.randrange(0, len(now) + 1), object())
-            elif edit == "replace":
-                now[chance.randrange(0, len(now))] = object()
-            elif edit == "delete":
-                del now[chance.randrange(0, len(now))]
-            else:
-                now.insert(chance.randrange(0, len(now)), now.pop(chance.randrange(0, len(now))))
-        covered = _covered(last, now)
-        kept = {id(item) for item in last}
-        missed = [n for n, item in enumerate(now) if id(item) in kept and not covered[n]]
-        # An old item left out is one stepped over near an edit: a few an edit at most.
-        assert len(missed) <= 3 * REPLACED_AT_MOST
 
 
 def _kernel_view(kernel: Kernel) -> tuple[object, ...]:
