@@ -229,8 +229,8 @@ class HeldAnalysis:
     entries: tuple[tuple[Any, ...], list[Any], list[int]] = ((), [], [])
     # What plans the held run pages (site/plan.py's `RunPlanner`), None before the first.
     planner: Any = None
-    # Each run's page path, digest → path (site/urls.py's `plan_paths`).
-    run_paths: dict[str, str] = field(default_factory=dict)
+    # Each run's page path, counted (site/urls.py's `HeldRunPaths`), None before the first.
+    run_paths: Any = None
     # The places in plan order of the last build's pages, in path order (site/plan.py's
     # `in_path_order`).
     path_order: list[int] = field(default_factory=list)

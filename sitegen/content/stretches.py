@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 REPLACED_AT_MOST = 8  # new items side by side that `same_stretches` steps over in place
 
@@ -100,3 +100,26 @@ def gaps(covered: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]
         at = max(at, stop)
     if at < size:
         yield at, size
+
+
+T = TypeVar("T")
+
+
+def changes(last: Sequence[T], now: Sequence[T]) -> tuple[list[T], list[T]] | None:
+    """The items of `now` outside its stretches of `last` (added, in `now`'s order), and the
+    items of `last` outside them (removed, in `last`'s order); an item stepped over near an
+    edit is in both. None where a stretch covers an item of `last` that another covers too
+    (`now` lists it twice)."""
+    added: list[T] = []
+    covered = []
+    done = 0
+    for start, stop, from_last in same_stretches(last, now):
+        added += now[done:start]
+        covered.append((from_last, from_last + stop - start))
+        done = stop
+    added += now[done:]
+    covered.sort()
+    if any(stop > start for (_, stop), (start, _) in itertools.pairwise(covered)):
+        return None
+    removed = [item for start, stop in gaps(covered, len(last)) for item in last[start:stop]]
+    return added, removed

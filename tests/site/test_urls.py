@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from sitegen.analysis.kernels import analyse
-from sitegen.content.catalog import resolve
+from sitegen.analysis.kernels import HeldAnalysis, Kernel, analyse
+from sitegen.content.catalog import Catalog, resolve
 from sitegen.content.load import LoadedResource
 from sitegen.pipeline import check_content
 from sitegen.site.urls import UrlError, output_path, parse_base_url, plan_urls, portable_name
@@ -165,5 +167,44 @@ def test_a_held_analysis_looks_up_the_paths_of_the_runs_it_has_seen(
         made.clear()
         assert plan_paths(shown, kernels, held) == fresh
         assert len(made) == new
-        assert held.run_paths == {r.digest: fresh[0][r.digest] for r in present}
+        assert held.run_paths.paths == {r.digest: fresh[0][r.digest] for r in present}
     assert plan_paths(shown, kernels, held) == plan_paths(shown, kernels)
+
+
+def test_held_run_paths_that_clash_are_found_as_made_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two runs whose short digests were one path (`RUN_ID_HEX`: checked, not assumed away)
+    clash with a held analysis too, as runs come and go: the held paths are counted."""
+    import sitegen.site.urls
+    from sitegen.analysis.kernels import HeldAnalysis
+
+    catalog = check_content(FIXTURES / "site" / "content").catalog
+    kernels = analyse(catalog).kernels
+    runs = list(catalog.of_kind("BenchmarkRun"))
+    # Made to clash: two runs' one path, while both are there.
+    twins, real = {runs[0].digest, runs[1].digest}, sitegen.site.urls.run_path
+    monkeypatch.setattr(
+        sitegen.site.urls, "run_path", lambda d: "runs/twins/" if d in twins else real(d)
+    )
+    others = [e for e in catalog.by_digest.values() if e.kind != "BenchmarkRun"]
+    held = HeldAnalysis()
+    seen = []
+    for gone in ((), (0,), (), (1,), (1, 5), (5,), (0, 1, 7), ()):
+        present = [run for number, run in enumerate(runs) if number not in gone]
+        shown, _ = resolve([*others, *present])
+        held_outcome, fresh = planned(shown, kernels, held), planned(shown, kernels, None)
+        assert held_outcome == fresh, gone
+        seen.append(fresh[0])
+    assert seen == ["clash", "clean", "clash", "clean", "clean", "clash", "clean", "clash"]
+
+
+def planned(catalog: Catalog, kernels: tuple[Kernel, ...], held: HeldAnalysis | None) -> Any:
+    """`plan_paths`' paths and problems, or the first path that clashes where it raises."""
+    from sitegen.site.urls import PathClash, plan_paths
+
+    try:
+        paths, problems = plan_paths(catalog, kernels, held)
+    except PathClash as clash:
+        return "clash", str(clash).split(":")[0]
+    return "clean", paths, sorted(problems)
