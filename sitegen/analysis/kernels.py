@@ -227,8 +227,12 @@ class HeldAnalysis:
     # that are not runs: a run's entry is reused while its resource is the very same object
     # (publish/manifest.py).
     entries: tuple[tuple[Any, ...], list[Any], list[int]] = ((), [], [])
-    # What plans the held run pages (site/plan.py's `RunPlanner`), None before the first.
-    planner: Any = None
+    # What plans each kind of held page (site/plan.py's `Planner`s), by kind.
+    planners: dict[str, Any] = field(default_factory=dict)
+    # Pages as last planned, by kind, each kind's as it keeps them (site/plan.py's
+    # `held_resource_pages`, site/lists.py's run lists, site/history.py's): a page planned
+    # again where what its key is made of is not the very same object.
+    pages: dict[str, dict[Any, Any]] = field(default_factory=dict)
     # Each run's page path, counted (site/urls.py's `HeldRunPaths`), None before the first.
     run_paths: Any = None
     # The places in plan order of the last build's pages, in path order (site/plan.py's

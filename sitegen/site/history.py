@@ -24,7 +24,7 @@ from sitegen.model.wording import counted
 from sitegen.site.charts import CONFIG, base_layout, plotly_text, styles_for
 from sitegen.site.format import metric_name, scale_for, times, wording
 from sitegen.site.lookup import SiteLookup, run_anchor
-from sitegen.site.records import LazyPage, Link, Page, PageMeta
+from sitegen.site.records import LazyPage, Link, Page, PageMeta, Planner, held_planner
 from sitegen.site.urls import history_path
 
 STEP_COLOURS = {True: "#B91C1C", False: "#047857"}  # regression, improvement
@@ -284,29 +284,55 @@ def history_pages(lookup: SiteLookup) -> list[LazyPage]:
     shapes' counts) and the causes of every step (a machine's shift is told across kernels)."""
     pages: list[LazyPage] = []
     steps = lookup.memo(_steps_signature)("") if lookup.inputs.keyed else ""
+    held = lookup.analysis.held if lookup.inputs.keyed else None
+    if held is None:
+        plan = Planner(_history_page, lookup)
+        for kernel in lookup.analysis.kernels:
+            pages += _kernel_history_pages(
+                lookup, kernel, _history_keys(lookup, kernel, steps), plan
+            )
+        return pages
+    # With `sitegen serve`'s held analysis, a kernel's are the last build's page objects while
+    # the kernel and its keys are the very same (`_history_keys`): skipped on sight (~950
+    # pages at 100k runs).
+    plan = held_planner(held, "history", _history_page, lookup)
+    last, now = held.pages.get("history", {}), {}
     for kernel in lookup.analysis.kernels:
         keys = _history_keys(lookup, kernel, steps)
-        for environment, histories in lookup.memo(_gpu_histories)(kernel.key).items():
-            where = (kernel.key, environment)
-            key = keys[environment]
+        found = last.get(kernel.key)
+        if found is None or found[0] is not kernel or found[1] is not keys:
+            found = (kernel, keys, _kernel_history_pages(lookup, kernel, keys, plan))
+        now[kernel.key] = found
+        pages += found[2]
+    held.pages["history"] = now
+    return pages
+
+
+def _kernel_history_pages(
+    lookup: SiteLookup, kernel: Kernel, keys: dict[str, str | None], plan: Planner
+) -> list[LazyPage]:
+    """A kernel's history page on each GPU, and at each shape measured more than once."""
+    pages = []
+    for environment, histories in lookup.memo(_gpu_histories)(kernel.key).items():
+        where = (kernel.key, environment)
+        key = keys[environment]
+        workloads = sorted({h.workload for h in histories})
+        for workload in ("", *workloads):  # "": the GPU's page, of every shape
             pages.append(
-                LazyPage(
-                    _history_path(lookup, kernel.key, environment, ""),
-                    "history.html",
-                    functools.partial(_gpu_page, lookup, where),
-                    key,
-                )
-            )
-            pages += [
                 LazyPage(
                     _history_path(lookup, kernel.key, environment, workload),
                     "history.html",
-                    functools.partial(_shape_page, lookup, where, workload),
-                    key and f"{key}/{workload}",
+                    plan,
+                    key and (f"{key}/{workload}" if workload else key),
+                    subject=(where, workload),
                 )
-                for workload in sorted({h.workload for h in histories})
-            ]
+            )
     return pages
+
+
+def _history_page(lookup: SiteLookup, page: tuple[tuple[str, str], str]) -> Page:
+    where, workload = page
+    return _shape_page(lookup, where, workload) if workload else _gpu_page(lookup, where)
 
 
 def _history_keys(lookup: SiteLookup, kernel: Kernel, steps: str) -> dict[str, str | None]:

@@ -3,7 +3,6 @@ numbered pages a long list of runs continues on."""
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -12,7 +11,7 @@ from sitegen.analysis.kernels import RunFacts, per_group
 from sitegen.content.loaded import LoadedResource
 from sitegen.site.format import title_of
 from sitegen.site.lookup import SiteLookup
-from sitegen.site.records import LazyPage, Link, Page, PageMeta, RunRow
+from sitegen.site.records import LazyPage, Link, Page, PageMeta, Planner, RunRow, held_planner
 from sitegen.site.urls import SECTION_TITLES, SECTIONS
 
 PAGER_WINDOW = 2  # numbered links on either side of the current page
@@ -84,14 +83,42 @@ def list_pages(lookup: SiteLookup) -> list[Page | LazyPage]:
         rows = tuple(run_cells(lookup.run_row(r), RUNS_COLUMNS) for r in runs)
         pages.append(list_page(lookup, "runs", RUNS_INTRO, RUNS_COLUMNS, rows, runs))
         return pages
-    paths = ["runs/"] + [f"runs/page/{n}/" for n in range(2, lookup.page_count(len(runs)) + 1)]
+    paths = _run_list_paths(lookup, len(runs))
     keys = _run_list_keys(lookup, runs, len(paths))
+    held = lookup.analysis.held if lookup.inputs.keyed else None
+    if held is None:
+        plan = Planner(_run_list_page, lookup)
+        return [
+            *pages,
+            *(
+                LazyPage(path, "list.html", plan, keys[number], subject=number)
+                for number, path in enumerate(paths, start=1)
+            ),
+        ]
+    # With `sitegen serve`'s held analysis, a page is the last build's page object while its
+    # key is the very same (`_run_list_keys`): skipped on sight (~900 pages at 100k runs).
+    plan = held_planner(held, "run lists", _run_list_page, lookup)
+    last, now = held.pages.get("run lists", {}), {}
     for number, path in enumerate(paths, start=1):
-        build = functools.partial(
-            run_list_page, lookup, path, "Runs", RUNS_INTRO, "runs", runs, paths, number
-        )
-        pages.append(LazyPage(path, "list.html", build, keys[number]))
+        page = last.get(number)
+        key = keys[number]
+        if page is None or key is None or page.key is not key or page.path != path:
+            page = LazyPage(path, "list.html", plan, key, subject=number)
+        now[number] = page
+        pages.append(page)
+    held.pages["run lists"] = now
     return pages
+
+
+def _run_list_paths(lookup: SiteLookup, runs: int) -> list[str]:
+    return ["runs/"] + [f"runs/page/{n}/" for n in range(2, lookup.page_count(runs) + 1)]
+
+
+def _run_list_page(lookup: SiteLookup, number: int) -> Page:
+    """Page `number` of the list of every run, newest first."""
+    runs = lookup.analysis.newest
+    paths = _run_list_paths(lookup, len(runs))
+    return run_list_page(lookup, paths[number - 1], "Runs", RUNS_INTRO, "runs", runs, paths, number)
 
 
 def _run_list_keys(

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import functools
 import operator
-import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from sitegen.analysis.kernels import (
@@ -36,7 +35,7 @@ from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup, run_references
 from sitegen.site.methodology import methodology_page
 from sitegen.site.quality import marks_key, quality_page, series_qualities
-from sitegen.site.records import LazyPage, Page, Site
+from sitegen.site.records import LazyPage, Page, Planner, Site, held_planner
 from sitegen.site.regressions import regressions_feed, regressions_page
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
 from sitegen.site.run import run_key, run_page
@@ -53,41 +52,19 @@ class KernelKeys(NamedTuple):
     runs: dict[str, str | None]
 
 
-class RunPlanner:
-    """Plans a run's page with the lookup of the build that renders it. The run pages of a
-    kernel are held between builds (`held_run_pages`), so one planner serves them all, handed
-    each build's lookup; then weakly, so that no held page keeps a finished build's alive."""
-
-    __slots__ = ("_lookup",)
-
-    def __init__(self, lookup: SiteLookup, held: bool = False) -> None:
-        self.use(lookup, held)
-
-    def use(self, lookup: SiteLookup, held: bool = True) -> None:
-        self._lookup: Callable[[], SiteLookup | None] = (
-            weakref.ref(lookup) if held else lambda: lookup
-        )
-
-    def __call__(self, run: RunFacts) -> Page:
-        lookup = self._lookup()
-        if lookup is None:
-            raise RuntimeError("a held run page was planned after its build")
-        return run_page(lookup, run)
-
-
 def run_pages(
     lookup: SiteLookup,
     runs: Iterable[RunFacts],
     held: dict[str, KernelKeys] | None = None,
     placed: bool = True,
-    planner: RunPlanner | None = None,
+    planner: Planner | None = None,
 ) -> list[LazyPage]:
     """The pages of these runs, as the site plans them; `held`: their keys, made already;
     `placed`: each with its place in memory, for render workers to take in that order;
     `planner`: the one that plans them (a new one, by default)."""
     # Where each run sits in load order (its document's place in memory): ~0.04 s at 100k.
     loaded = lookup.memo(_load_order)("") if placed else {}
-    plan_run = planner or RunPlanner(lookup)
+    plan_run = planner or Planner(run_page, lookup)
     urls = lookup.urls
     return [
         LazyPage(
@@ -164,10 +141,7 @@ def held_run_pages(lookup: SiteLookup, held: dict[str, KernelKeys]) -> list[Lazy
     100k runs to plan them all)."""
     analysis = lookup.analysis.held
     assert analysis is not None  # `held_keys` is None without it
-    if not isinstance(analysis.planner, RunPlanner):
-        analysis.planner = RunPlanner(lookup, held=True)
-    planner: RunPlanner = analysis.planner
-    planner.use(lookup)
+    planner = held_planner(analysis, "run pages", run_page, lookup)
     groups: dict[str, tuple[tuple[Any, ...], Hashable]] = {
         kernel.key: ((held[kernel.key],), None) for kernel in lookup.analysis.kernels
     }
@@ -335,6 +309,61 @@ def held_resource_keys(lookup: SiteLookup) -> dict[str, list[str | None]] | None
     return {**{digest: item[2] for digest, item in kept.items()}, **made}
 
 
+def resource_pages(
+    lookup: SiteLookup,
+    entry: LoadedResource,
+    paths: Sequence[str],
+    keys: Sequence[str | None],
+    planner: Planner | None = None,
+) -> list[LazyPage]:
+    """A resource's page and the pages that list the rest of its runs (`paths`, `keys`: a
+    page each), planned by `planner` (a new one, by default)."""
+    plan = planner or Planner(_resource_page, lookup)
+    templates = ("resource.html", *("list.html" for _ in paths[1:]))
+    return [
+        LazyPage(path, template, plan, key, subject=(entry, number))
+        for number, (path, template, key) in enumerate(
+            zip(paths, templates, keys, strict=True), start=1
+        )
+    ]
+
+
+def _resource_page(lookup: SiteLookup, page: tuple[LoadedResource, int]) -> Page:
+    entry, number = page
+    return (
+        resource_page(lookup, entry)
+        if number == 1
+        else resource_continuation(lookup, entry, number)
+    )
+
+
+def held_resource_pages(lookup: SiteLookup, held: dict[str, list[str | None]]) -> list[LazyPage]:
+    """`resource_pages` of every resource, with `sitegen serve`'s held analysis (`held`:
+    `held_resource_keys`): a resource's are the last build's page objects while it is the
+    very same resource and its keys the very same list, which `held_resource_keys` makes
+    again whenever anything its pages show changed. Skipped on sight, where they bear the
+    last build's mark (~1,400 resources' pages at 100k runs: ~0.07 s of look-ups)."""
+    analysis = lookup.analysis.held
+    assert analysis is not None  # `held_resource_keys` is None without it
+    planner = held_planner(analysis, "resource pages", _resource_page, lookup)
+    last, now = analysis.pages.get("resources", {}), {}
+    pages: list[LazyPage] = []
+    for kind in KINDS:
+        for entry in lookup.catalog.of_kind(kind):
+            stop_if_superseded()  # as the unheld plan asks
+            keys = held[entry.digest]
+            found = last.get(entry.digest)
+            if found is None or found[0] is not entry or found[1] is not keys:
+                # A key a page: how many pages, without the list made where it is held.
+                paths = lookup.resource_page_paths(entry, len(keys))
+                found = (entry, keys, resource_pages(lookup, entry, paths, keys, planner))
+            now[entry.digest] = found
+            pages += found[2]
+        stop_if_superseded()
+    analysis.pages["resources"] = now
+    return pages
+
+
 RUNS_BETWEEN = 10_000  # run pages planned between two asks whether a newer change waits
 
 
@@ -382,27 +411,16 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
         pages += held_run_pages(lookup, held)
     stop_if_superseded()
     held_resources = held_resource_keys(lookup)
-    for kind in KINDS:
-        for entry in lookup.catalog.of_kind(kind):
-            stop_if_superseded()  # a GPU's page keys its ~15k runs at 100k (keyed builds)
-            if held_resources is None:
+    if held_resources is not None:
+        pages += held_resource_pages(lookup, held_resources)
+    else:
+        for kind in KINDS:
+            for entry in lookup.catalog.of_kind(kind):
+                stop_if_superseded()  # a GPU's page keys its ~15k runs at 100k (keyed builds)
                 paths = lookup.resource_page_paths(entry)
                 keys = _resource_keys(lookup, entry, len(paths))
-            else:  # a key a page: how many pages, without the list made where it is held
-                keys = held_resources[entry.digest]
-                paths = lookup.resource_page_paths(entry, len(keys))
-            build = functools.partial(resource_page, lookup, entry)
-            pages.append(LazyPage(paths[0], "resource.html", build, keys[0]))
-            pages += [
-                LazyPage(
-                    path,
-                    "list.html",
-                    functools.partial(resource_continuation, lookup, entry, n),
-                    keys[n - 1],
-                )
-                for n, path in enumerate(paths[1:], start=2)
-            ]
-        stop_if_superseded()
+                pages += resource_pages(lookup, entry, paths, keys)
+            stop_if_superseded()
     pages += list_pages(lookup)
     stop_if_superseded()
     pages += [search_page(lookup), compare_page(lookup), sources_page(lookup)]

@@ -8,6 +8,7 @@ dozens of them and the `facts` macro caches on them, so they must be cheap and h
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from sitegen.analysis.kernels import HeldAnalysis
     from sitegen.publish.manifest import Manifest
     from sitegen.site.feed import Feed
+    from sitegen.site.lookup import SiteLookup
 
 
 class Link(NamedTuple):
@@ -140,6 +142,44 @@ class LazyPage:
     @property
     def twin(self) -> dict[str, Any] | None:
         return self.built().twin
+
+
+class Planner:
+    """Plans a page with the lookup of the build that renders it: `plan(lookup, subject)`.
+    Pages held between builds (a kernel's run pages, `held_run_pages`; a resource's,
+    `held_resource_pages`) are a planner and a subject, so one planner serves them all,
+    handed each build's lookup; then weakly, so that no held page keeps a finished build's
+    alive."""
+
+    __slots__ = ("_lookup", "_plan")
+
+    def __init__(
+        self, plan: Callable[[SiteLookup, Any], Page], lookup: SiteLookup, held: bool = False
+    ) -> None:
+        self._plan = plan
+        self.use(lookup, held)
+
+    def use(self, lookup: SiteLookup, held: bool = True) -> None:
+        self._lookup: Callable[[], SiteLookup | None] = (
+            weakref.ref(lookup) if held else lambda: lookup
+        )
+
+    def __call__(self, subject: Any) -> Page:
+        lookup = self._lookup()
+        if lookup is None:
+            raise RuntimeError("a held page was planned after its build")
+        return self._plan(lookup, subject)
+
+
+def held_planner(
+    held: HeldAnalysis, pages: str, plan: Callable[[SiteLookup, Any], Page], lookup: SiteLookup
+) -> Planner:
+    """The planner of these held pages, handed this build's lookup."""
+    planner = held.planners.get(pages)
+    if planner is None:
+        planner = held.planners[pages] = Planner(plan, lookup, held=True)
+    planner.use(lookup)
+    return planner
 
 
 class Sitemap(NamedTuple):

@@ -19,6 +19,7 @@ from sitegen.site.plan import in_path_order, plan_site
 from sitegen.site.records import LazyPage
 from sitegen.site.resource import KINDS
 from sitegen.superseded import Superseded, asking
+from tests.analysis.test_regressions import with_commits
 from tests.publish.test_incremental import cold, edit, run_files, site_content
 from tests.site.planned import site_inputs
 from tests.test_pipeline import tree
@@ -183,3 +184,79 @@ def test_a_held_state_sorts_the_pages_from_the_order_that_sorted_the_last_builds
         assert [id(p) for p in ordered] == [id(p) for p in sorted(pages, key=lambda p: p.path)]
         assert [pages[n] for n in held.path_order] == ordered
     assert in_path_order(list(pages), None) == sorted(pages, key=lambda p: p.path)
+
+
+def test_a_held_state_keeps_the_pages_of_resources_lists_and_histories_that_did_not_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a state held in memory, a resource's pages, a page of the list of runs and a
+    kernel's history pages are the last build's very objects (skipped on sight) while what
+    their keys are made of is: after one run is edited, only the pages of its resources, of
+    the list's pages that showed it and of its kernel's histories are planned again. The
+    site is a cold build's, byte for byte."""
+    monkeypatch.setattr(sitegen.site.lookup, "RUNS_PER_PAGE", 2)  # lists of several pages
+    content, out = site_content(tmp_path), tmp_path / "public"
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+
+    def held_pages(kind: str) -> dict[Any, list[LazyPage]]:
+        held = state.analysis.pages[kind]
+        return {
+            key: found[2] if isinstance(found, tuple) else [found] for key, found in held.items()
+        }
+
+    kinds = ("resources", "run lists")
+    before = {kind: held_pages(kind) for kind in kinds}
+    edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
+    spec = json.loads(edited.read_text())["spec"]
+
+    def slower(document: dict[str, Any]) -> None:
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    edit(edited, slower)
+    assert build_site(content, out, state=state).out_dir is not None
+    after = {kind: held_pages(kind) for kind in kinds}
+    remade = {}
+    for kind in kinds:
+        assert after[kind].keys() == before[kind].keys(), kind
+        # Kept: the very objects, not equal ones; planned again: none of them.
+        same = {
+            key: [a is b for a, b in zip(after[kind][key], before[kind][key], strict=True)]
+            for key in after[kind]
+        }
+        remade[kind] = {key for key, kept in same.items() if not all(kept)}
+        assert not any(any(same[key]) for key in remade[kind]), kind
+        assert 0 < len(remade[kind]) < len(after[kind]), kind
+    references = {
+        spec[f"{kind}Digest"] for kind in ("implementation", "workload", "protocol", "environment")
+    }
+    assert references <= remade["resources"]
+    assert tree(out) == cold(content, tmp_path, "edited")
+
+
+def test_a_held_state_keeps_a_kernels_history_pages_while_its_keys_are_the_same(
+    tmp_path: Path,
+) -> None:
+    """With a state held in memory, a kernel's history pages are the last build's very
+    objects (skipped on sight) while the kernel and its history keys are: an edit of another
+    kernel's run keeps them, an edit of one of its own runs plans them all again. The site is
+    a cold build's, byte for byte."""
+    content, out = with_commits(tmp_path, [50_000] * 3 + [65_000] * 3), tmp_path / "public"
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    held = dict(state.analysis.pages["history"])
+    (kernel,) = {key for key, (_, _, pages) in held.items() if pages}  # LayerNorm's
+    other = next(p for p in run_files(content) if "cross-entropy" in p.name)
+
+    def slower(document: dict[str, Any]) -> None:
+        document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+    edit(other, slower)
+    assert build_site(content, out, state=state).out_dir is not None
+    assert state.analysis.pages["history"][kernel] is held[kernel]
+    edit(content / "runs" / "commit-3.json", slower)
+    assert build_site(content, out, state=state).out_dir is not None
+    again = state.analysis.pages["history"][kernel][2]
+    assert len(again) == len(held[kernel][2]) > 1
+    assert not any(page is old for page in again for old in held[kernel][2])
+    assert tree(out) == cold(content, tmp_path, "edited")
