@@ -40,15 +40,20 @@ def _same_for(last: Sequence[Any], j: int, now: Sequence[Any], i: int) -> int:
     return most
 
 
-def same_stretches(last: Sequence[Any], now: Sequence[Any]) -> list[Stretch]:
+def same_stretches(
+    last: Sequence[Any], now: Sequence[Any], ahead: int = REPLACED_AT_MOST
+) -> list[Stretch]:
     """The stretches of `now` that are stretches of `last` (the very same objects in the same
     order), in order; an item of `now` outside them is new, or one stepped over near an edit
     (the caller makes it anew). Compared as pointers, so that no object is read: ~100k
     resources, whose attributes each cost a cache miss to read. A few items replaced side by
     side, one inserted or one deleted are stepped over where they stand; anything moved
     further is found through the objects' ids (`last` holds them: no id is reused while it
-    lives), their map made only then (~0.04 s at 100k)."""
+    lives), their map made only then (~0.04 s at 100k). `ahead`: more items replaced side by
+    side than REPLACED_AT_MOST are stepped over too, up to that many: where an item made anew
+    costs little, and those moved further may be taken as new."""
     stretches: list[Stretch] = []
+    looked_to = 0  # the items of `now` before it were looked ahead from: not again
     place: dict[int, int] | None = None
     size, last_size = len(now), len(last)
     i = j = 0
@@ -81,6 +86,16 @@ def same_stretches(last: Sequence[Any], now: Sequence[Any]) -> list[Stretch]:
         if step:
             i, j = i + step, j + step
             continue
+        if ahead > REPLACED_AT_MOST and i >= looked_to:
+            # Many replaced side by side (a GPU's history pages of every shape): found again
+            # further on, looked for in C, once a window, before any id is mapped.
+            window = min(ahead, size - i, last_size - j)
+            found_at = map(operator.is_, now[i : i + window], last[j : j + window])
+            step = next(itertools.compress(itertools.count(), found_at), 0)
+            if step:
+                i, j = i + step, j + step
+                continue
+            looked_to = i + window
         if place is None:
             place = {id(held): number for number, held in enumerate(last)}
         found = place.get(id(item))
@@ -105,15 +120,17 @@ def gaps(covered: list[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]
 T = TypeVar("T")
 
 
-def changes(last: Sequence[T], now: Sequence[T]) -> tuple[list[T], list[T]] | None:
+def changes(
+    last: Sequence[T], now: Sequence[T], ahead: int = REPLACED_AT_MOST
+) -> tuple[list[T], list[T]] | None:
     """The items of `now` outside its stretches of `last` (added, in `now`'s order), and the
     items of `last` outside them (removed, in `last`'s order); an item stepped over near an
-    edit is in both. None where a stretch covers an item of `last` that another covers too
-    (`now` lists it twice)."""
+    edit is in both (`ahead`: `same_stretches`'). None where a stretch covers an item of
+    `last` that another covers too (`now` lists it twice)."""
     added: list[T] = []
     covered = []
     done = 0
-    for start, stop, from_last in same_stretches(last, now):
+    for start, stop, from_last in same_stretches(last, now, ahead):
         added += now[done:start]
         covered.append((from_last, from_last + stop - start))
         done = stop

@@ -24,7 +24,7 @@ from sitegen.model.wording import counted
 from sitegen.site.charts import CONFIG, base_layout, plotly_text, styles_for
 from sitegen.site.format import metric_name, scale_for, times, wording
 from sitegen.site.lookup import SiteLookup, run_anchor
-from sitegen.site.records import LazyPage, Link, Page, PageMeta, Planner, held_planner
+from sitegen.site.records import LazyPage, Link, Page, PageMeta, Planner, held_planner, kept_pages
 from sitegen.site.urls import history_path
 
 STEP_COLOURS = {True: "#B91C1C", False: "#047857"}  # regression, improvement
@@ -301,7 +301,10 @@ def history_pages(lookup: SiteLookup) -> list[LazyPage]:
         keys = _history_keys(lookup, kernel, steps)
         found = last.get(kernel.key)
         if found is None or found[0] is not kernel or found[1] is not keys:
-            found = (kernel, keys, _kernel_history_pages(lookup, kernel, keys, plan))
+            made = _kernel_history_pages(lookup, kernel, keys, plan)
+            if found is not None:  # its pages of unchanged keys (a subject names the kernel)
+                made = kept_pages(made, found[2])
+            found = (kernel, keys, made)
         now[kernel.key] = found
         pages += found[2]
     held.pages["history"] = now

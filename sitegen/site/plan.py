@@ -35,7 +35,7 @@ from sitegen.site.llms import llms_txt
 from sitegen.site.lookup import SiteInputs, SiteLookup, run_references
 from sitegen.site.methodology import methodology_page
 from sitegen.site.quality import marks_key, quality_page, series_qualities
-from sitegen.site.records import LazyPage, Page, Planner, Site, held_planner
+from sitegen.site.records import LazyPage, Page, Planner, Site, held_planner, kept_pages
 from sitegen.site.regressions import regressions_feed, regressions_page
 from sitegen.site.resource import KINDS, resource_continuation, resource_page
 from sitegen.site.run import run_key, run_page
@@ -356,7 +356,10 @@ def held_resource_pages(lookup: SiteLookup, held: dict[str, list[str | None]]) -
             if found is None or found[0] is not entry or found[1] is not keys:
                 # A key a page: how many pages, without the list made where it is held.
                 paths = lookup.resource_page_paths(entry, len(keys))
-                found = (entry, keys, resource_pages(lookup, entry, paths, keys, planner))
+                made = resource_pages(lookup, entry, paths, keys, planner)
+                if found is not None and found[0] is entry:  # its pages of unchanged keys
+                    made = kept_pages(made, found[2])
+                found = (entry, keys, made)
             now[entry.digest] = found
             pages += found[2]
         stop_if_superseded()

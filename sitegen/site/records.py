@@ -182,6 +182,25 @@ def held_planner(
     return planner
 
 
+def kept_pages(pages: list[LazyPage], last: list[LazyPage]) -> list[LazyPage]:
+    """`pages`, each the page of its path among `last` instead where that is the same page
+    (its template and key; its subject the same, as the caller knows): a GPU's list pages
+    whose runs did not change, kept as objects (skipped on sight, their files not checked
+    again: publish/incremental.py's `IncrementalOutput.page_files`)."""
+    by_path = {page.path: page for page in last}
+    kept = []
+    for page in pages:
+        before = by_path.get(page.path)
+        same = (
+            before is not None
+            and before.key is not None
+            and before.key == page.key
+            and before.template == page.template
+        )
+        kept.append(before if same and before is not None else page)
+    return kept
+
+
 class Sitemap(NamedTuple):
     """Every page's absolute URL: the site's base URL (ending in "/"), and each page's path,
     in path order."""

@@ -96,3 +96,19 @@ def test_gaps_are_what_the_stretches_leave_of_the_last_sequence() -> None:
     assert list(gaps([], 5)) == [(0, 5)]
     assert list(gaps([(3, 5), (0, 1)], 7)) == [(1, 3), (5, 7)]
     assert list(gaps([(0, 7)], 7)) == []
+
+
+def test_many_replaced_side_by_side_are_stepped_over_as_far_as_asked() -> None:
+    """More items replaced where they stood than REPLACED_AT_MOST: by default found again
+    through their ids; with `ahead`, stepped over (looked ahead for, in C) as far as that."""
+    last = [object() for _ in range(1000)]
+    now = [*last[:500], *(object() for _ in range(40)), *last[540:]]
+    expected = [(0, 500, 0), (540, 1000, 540)]
+    assert same_stretches(last, now) == expected == same_stretches(last, now, ahead=64)
+    # Moved, not replaced: found by id by default; taken as new within what is looked ahead.
+    moved = [*last[:500], *last[520:540], *last[500:520], *last[540:]]
+    by_id = [(0, 500, 0), (500, 520, 520), (520, 540, 500), (540, 1000, 540)]
+    assert same_stretches(last, moved) == by_id
+    assert same_stretches(last, moved, ahead=64) == expected
+    # All new: nothing covered, and looked ahead from once a window.
+    assert same_stretches(last, [object() for _ in last], ahead=64) == []

@@ -42,6 +42,7 @@ from sitegen.publish.incremental import (
     write_state,
 )
 from sitegen.render.errors import RenderError
+from sitegen.render.render import Output
 from sitegen.site.lookup import SiteLookup, listed_order
 from sitegen.site.plan import KernelKeys
 from sitegen.site.quality import marks_key, marks_of, run_figures
@@ -820,6 +821,7 @@ def test_a_held_state_checks_the_pages_files_for_clashes_as_a_cold_build_does() 
     assert IncrementalOutput({}, "site", held).page_files(pages) == cold
     assert set(held.files) == {"p0/", "p1/", "p2/"}
     held.files["p0/"] = ("looked up/index.html", "looked up/index.json")
+    held.pages = ()  # not patched from the last call's pages: each page looked up
     assert "looked up/index.html" in IncrementalOutput({}, "site", held).page_files(pages)
     for clash in (
         LazyPage("p1/", "run.html", lambda: None, "k"),
@@ -916,3 +918,33 @@ def test_a_patched_tree_is_the_output_tree_after_the_patch_made_in_place(
     assert patched is before
     assert patched == output_tree(root)
     assert ("pagefind/old.pf_fragment" in patched) is False
+
+
+def test_held_page_files_are_patched_where_pages_are_not_the_same_objects() -> None:
+    """With `HeldFiles`, the files of the pages that are not the last call's very objects
+    are taken out and put in: every call answers what checking every page answers (a page
+    made whole without a twin, a run's page moved, pages gone and added), a clash is
+    refused, and the call after a refusal checks every page again."""
+    pages = [LazyPage(f"runs/{n:03d}/", "run.html", lambda: None, "k") for n in range(40)]
+    whole = Page("404-like/", "list.html", None, None)  # no twin: one file
+
+    def files(listed: list[Page | LazyPage]) -> set[str]:
+        return Output(lambda path, data: None).page_files(listed)
+
+    held = HeldFiles()
+
+    def checked(listed: list[Page | LazyPage]) -> set[str]:
+        found = IncrementalOutput({}, "site", held).page_files(tuple(listed))
+        assert found == files(listed)
+        return found
+
+    checked([whole, *pages])
+    moved = LazyPage("runs/zzz/", "run.html", lambda: None, "k")
+    checked([Page("404-like/", "list.html", None, None), *pages[1:], moved])
+    assert held.pages and len(held.page_files) == 1 + 2 * 40
+    checked([*pages[:20], *pages[25:]])
+    clash = LazyPage("runs/005/", "run.html", lambda: None, "k")
+    with pytest.raises(RenderError, match="two outputs would be written to runs/005/"):
+        IncrementalOutput({}, "site", held).page_files((*pages[:20], *pages[25:], clash))
+    assert not held.pages  # made anew by the next call
+    checked(pages[:30])

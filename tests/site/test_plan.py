@@ -219,13 +219,14 @@ def test_a_held_state_keeps_the_pages_of_resources_lists_and_histories_that_did_
     remade = {}
     for kind in kinds:
         assert after[kind].keys() == before[kind].keys(), kind
-        # Kept: the very objects, not equal ones; planned again: none of them.
-        same = {
-            key: [a is b for a, b in zip(after[kind][key], before[kind][key], strict=True)]
-            for key in after[kind]
+        # Kept: the very objects, not equal ones; of those planned again, a page of the same
+        # key is kept too, any other is new.
+        pairs = {
+            key: list(zip(after[kind][key], before[kind][key], strict=True)) for key in after[kind]
         }
-        remade[kind] = {key for key, kept in same.items() if not all(kept)}
-        assert not any(any(same[key]) for key in remade[kind]), kind
+        remade[kind] = {key for key, pages in pairs.items() if any(a is not b for a, b in pages)}
+        for key in remade[kind]:
+            assert all((a is b) == (a.key == b.key) for a, b in pairs[key]), (kind, key)
         assert 0 < len(remade[kind]) < len(after[kind]), kind
     references = {
         spec[f"{kind}Digest"] for kind in ("implementation", "workload", "protocol", "environment")
@@ -258,5 +259,9 @@ def test_a_held_state_keeps_a_kernels_history_pages_while_its_keys_are_the_same(
     assert build_site(content, out, state=state).out_dir is not None
     again = state.analysis.pages["history"][kernel][2]
     assert len(again) == len(held[kernel][2]) > 1
-    assert not any(page is old for page in again for old in held[kernel][2])
+    assert state.analysis.pages["history"][kernel] is not held[kernel]
+    # A page of the same key is the very object; the edited GPU's are new.
+    pairs = list(zip(again, held[kernel][2], strict=True))
+    assert all((page is old) == (page.key == old.key) for page, old in pairs)
+    assert any(page is not old for page, old in pairs)
     assert tree(out) == cold(content, tmp_path, "edited")
