@@ -29,6 +29,11 @@ class Stop(Exception):
     pass
 
 
+def slower(document: dict[str, Any]) -> None:
+    """An edit of a run: its median latency 1 ns more."""
+    document["spec"]["timing"]["latencyNs"]["median"] += 1
+
+
 def test_planning_asks_whether_a_newer_change_waits_and_may_stop_there(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -79,9 +84,6 @@ def test_a_held_state_plans_again_only_the_run_pages_of_a_changed_kernel(
     assert sum(map(len, before.values())) == len(state.analysis.facts) > 10
     edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
 
-    def slower(document: dict[str, Any]) -> None:
-        document["spec"]["timing"]["latencyNs"]["median"] += 1
-
     edit(edited, slower)
     assert build_site(content, out, state=state).out_dir is not None
     after = {key: pages for key, (_, _, pages) in state.analysis.groups["run pages"].items()}
@@ -126,9 +128,6 @@ def test_a_held_state_makes_again_only_the_keys_of_the_changed_runs_resources(
     monkeypatch.setattr(SiteLookup, "runs_signature", counted)
     edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
     spec = json.loads(edited.read_text())["spec"]
-
-    def slower(document: dict[str, Any]) -> None:
-        document["spec"]["timing"]["latencyNs"]["median"] += 1
 
     edit(edited, slower)
     assert build_site(content, out, state=state).out_dir is not None
@@ -210,9 +209,6 @@ def test_a_held_state_keeps_the_pages_of_resources_lists_and_histories_that_did_
     edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
     spec = json.loads(edited.read_text())["spec"]
 
-    def slower(document: dict[str, Any]) -> None:
-        document["spec"]["timing"]["latencyNs"]["median"] += 1
-
     edit(edited, slower)
     assert build_site(content, out, state=state).out_dir is not None
     after = {kind: held_pages(kind) for kind in kinds}
@@ -248,9 +244,6 @@ def test_a_held_state_keeps_a_kernels_history_pages_while_its_keys_are_the_same(
     held = dict(state.analysis.pages["history"])
     (kernel,) = {key for key, (_, _, pages) in held.items() if pages}  # LayerNorm's
     other = next(p for p in run_files(content) if "cross-entropy" in p.name)
-
-    def slower(document: dict[str, Any]) -> None:
-        document["spec"]["timing"]["latencyNs"]["median"] += 1
 
     edit(other, slower)
     assert build_site(content, out, state=state).out_dir is not None
