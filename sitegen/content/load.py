@@ -99,6 +99,7 @@ def load_content(
     held: HeldLoads | None = None,
     walked: HeldWalk | None = None,
     changed: Collection[str] | None = None,
+    looking: Callable[[dict[str, StatKey]], object] | None = None,
 ) -> LoadResult:
     """Every resource under `content_dir`, and every problem found on the way.
 
@@ -110,7 +111,8 @@ def load_content(
     `changed` (with `cache`, `held` and `walked`), the paths a file watcher saw change since:
     where each is a file of that walk (or a path no walk reads), the last walk is taken again
     and only those files are looked at, else the tree is walked. `unseen_change` tells
-    whether the watcher missed one.
+    whether the watcher missed one; `looking`, if given, is called with the files looked at
+    and their stat before any is read (what the cache holds of them after the load).
     """
     problems: list[Problem] = []
     label = content_label(content_dir)
@@ -118,6 +120,8 @@ def load_content(
         looked_at = _looked_at(content_dir, label, walked, changed)
         if looked_at is not None:
             walked.looked_at = looked_at
+            if looking is not None:
+                looking(looked_at)
             return _load_looked_at(walked, looked_at, cache, held, meanwhile)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
     if walked is not None:
