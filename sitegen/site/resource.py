@@ -7,7 +7,7 @@ import functools
 import json
 from typing import NamedTuple
 
-from sitegen.analysis.kernels import RunFacts, per_kernel
+from sitegen.analysis.kernels import Cohort, Kernel, RunFacts, per_kernel_of_cohorts
 from sitegen.content.loaded import LoadedResource
 from sitegen.site.facts import (
     implementation_groups,
@@ -240,19 +240,27 @@ def _held_meta(lookup: SiteLookup, entry: LoadedResource, path: str, runs: int) 
 
 def _tallies_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, RunsTally]]:
     """Each kernel's runs tallied by the resources they reference (by digest), held while the
-    kernel is the very same object."""
+    kernel is the very same object, and each cohort's part while its runs are."""
     analysis = lookup.analysis
-    return per_kernel(
+    return per_kernel_of_cohorts(
         analysis.held,
         "resource tallies",
         analysis.kernels,
-        functools.partial(_resource_tallies_of_kernel, lookup),
+        analysis.cohorts,
+        functools.partial(_cohort_tallies, lookup),
+        _kernel_tallies,
     )
 
 
-def _resource_tallies_of_kernel(lookup: SiteLookup, key: str) -> dict[str, RunsTally]:
+# What the runs referencing a resource are tagged with, come from and measured on.
+_Tallied = tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str]]
+
+
+def _cohort_tallies(
+    lookup: SiteLookup, kernel: Kernel, runs: list[RunFacts]
+) -> dict[str, _Tallied]:
     found: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
-    for run in lookup.kernels[key].runs:
+    for run in runs:
         tags = run_tags(lookup, run)
         for digest in run_references(run):
             tally = found.get(digest)
@@ -261,7 +269,25 @@ def _resource_tallies_of_kernel(lookup: SiteLookup, key: str) -> dict[str, RunsT
             tally[0].update(tags)
             tally[1].add(run.source)
             tally[2].add(run.environment)
-    kernels = frozenset({key})
+    return {
+        digest: (frozenset(tags), frozenset(sources), frozenset(environments))
+        for digest, (tags, sources, environments) in found.items()
+    }
+
+
+def _kernel_tallies(
+    kernel: Kernel, parts: list[tuple[Cohort, dict[str, _Tallied]]]
+) -> dict[str, RunsTally]:
+    found: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
+    for _, by_digest in parts:
+        for digest, (tags, sources, environments) in by_digest.items():
+            tally = found.get(digest)
+            if tally is None:
+                tally = found[digest] = (set(), set(), set())
+            tally[0].update(tags)
+            tally[1].update(sources)
+            tally[2].update(environments)
+    kernels = frozenset({kernel.key})
     return {
         digest: RunsTally(frozenset(tags), frozenset(sources), kernels, frozenset(environments))
         for digest, (tags, sources, environments) in found.items()

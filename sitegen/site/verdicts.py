@@ -5,9 +5,10 @@ tallies of a kernel page's passes and of a GPU page (analysis/verdicts.py decide
 from __future__ import annotations
 
 import functools
+import operator
 from typing import NamedTuple
 
-from sitegen.analysis.kernels import RunFacts, derived, per_kernel
+from sitegen.analysis.kernels import Cohort, Kernel, RunFacts, derived, per_kernel_of_cohorts
 from sitegen.analysis.leaderboards import is_leaderboard
 from sitegen.analysis.series import metrics_of, rank_cohort
 from sitegen.analysis.verdicts import (
@@ -131,40 +132,61 @@ def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
 
 def _wins_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, list[WinsLine]]]:
     """Each kernel's `gpu_wins` lines, by environment, in kernel order; with a held analysis,
-    a kernel's are held while it is the very same object (~0.2 s at 100k runs for a GPU's
-    page, which sums up every kernel measured on it)."""
+    a kernel's are held while it is the very same object, and each of its cohorts' verdicts
+    while the cohort's runs are (~0.2 s at 100k runs for a GPU's page, which sums up every
+    kernel measured on it; ~0.15 s for a kernel of ~2,700 runs of which one changed)."""
     analysis = lookup.analysis
-    return per_kernel(
-        analysis.held, "gpu wins", analysis.kernels, functools.partial(_kernel_wins, lookup)
+    return per_kernel_of_cohorts(
+        analysis.held,
+        "gpu wins",
+        analysis.kernels,
+        analysis.cohorts,
+        functools.partial(_cohort_wins, lookup),
+        functools.partial(_kernel_wins, lookup),
     )
 
 
-def _kernel_wins(lookup: SiteLookup, key: str) -> dict[str, list[WinsLine]]:
-    kernel = lookup.kernels[key]
-    if lookup.memo(leaderboard_kernel)(key):
+def _cohort_wins(
+    lookup: SiteLookup, kernel: Kernel, runs: list[RunFacts]
+) -> dict[str, PointVerdict]:
+    """The verdict on each pass of one cohort of `kernel`'s `runs`: of those with a latency
+    (or with no value at all, as the latency charts list them)."""
+    if lookup.memo(leaderboard_kernel)(kernel.key):
         return {}  # a leaderboard says who leads in its own words (site/leaderboard.py)
-    # environment → pass → (protocol, workload) → the cohort's runs with a latency (or with no
-    # value at all, as the latency charts list them)
-    cohorts: dict[str, dict[str, dict[tuple[str, str], list[RunFacts]]]] = {}
-    for run in kernel.runs:
+    by_pass: dict[str, list[RunFacts]] = {}
+    for run in runs:
         if (LATENCY, "ns") in metrics_of(run):
-            by_pass = cohorts.setdefault(run.environment, {}).setdefault(run.pass_name, {})
-            by_pass.setdefault((run.protocol, run.workload), []).append(run)
-    series = lookup.series_by_key(key)
+            by_pass.setdefault(run.pass_name, []).append(run)
+    series = lookup.series_by_key(kernel.key)
+    found: dict[str, PointVerdict] = {}
+    for pass_name, these in by_pass.items():
+        cells = rank_cohort(these, series, LATENCY, "ns", None)
+        point = judge(cells, these[0].workload, None, these[0].shape)
+        if point is not None:
+            found[pass_name] = point
+    return found
+
+
+def _kernel_wins(
+    lookup: SiteLookup, kernel: Kernel, parts: list[tuple[Cohort, dict[str, PointVerdict]]]
+) -> dict[str, list[WinsLine]]:
+    # environment → pass → each cohort's verdict, by (protocol, workload)
+    points_of: dict[str, dict[str, list[tuple[tuple[str, str], PointVerdict]]]] = {}
+    for (workload, protocol, environment), verdicts in parts:
+        for pass_name, point in verdicts.items():
+            by_pass = points_of.setdefault(environment, {})
+            by_pass.setdefault(pass_name, []).append(((protocol, workload), point))
+    key = kernel.key
     href = lookup.urls.link(key) or ""
     found: dict[str, list[WinsLine]] = {}
-    for environment in sorted(cohorts):
+    for environment in sorted(points_of):
         label = lookup.gpu_label(environment)
         gpu = Link(label, lookup.urls.link(environment))
         for pass_name in kernel.pass_names:
-            if pass_name not in cohorts[environment]:
+            points = points_of[environment].get(pass_name)
+            if points is None:
                 continue
-            points = []
-            for cohort, runs in sorted(cohorts[environment][pass_name].items()):
-                cells = rank_cohort(runs, series, LATENCY, "ns", None)
-                point = judge(cells, runs[0].workload, None, runs[0].shape)
-                if point is not None:
-                    points.append((cohort, point))
+            points.sort(key=_COHORT_KEY)
             text = tally_text(tally_points(points), wording(LATENCY))
             if text:
                 target = f"{href}#{gpu_anchor(pass_name, label, environment)}"
@@ -178,6 +200,9 @@ def _kernel_wins(lookup: SiteLookup, key: str) -> dict[str, list[WinsLine]]:
                     )
                 )
     return found
+
+
+_COHORT_KEY = operator.itemgetter(0)
 
 
 def latency_tally(verdicts: tuple[ChartVerdicts, ...]) -> str:

@@ -50,6 +50,22 @@ def kernels_made(monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str)
     return made
 
 
+def cohorts_made(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str
+) -> list[tuple[str, tuple[str, str, str]]]:
+    """The (kernel key, cohort) `module.name(lookup, kernel, runs)` is called with from now on,
+    in order: a part of a kernel's value (`per_kernel_of_cohorts`)."""
+    made: list[tuple[str, tuple[str, str, str]]] = []
+    function = getattr(module, name)
+
+    def part(lookup: SiteLookup, kernel: Any, runs: Any) -> Any:
+        made.append((kernel.key, runs[0].cohort))
+        return function(lookup, kernel, runs)
+
+    monkeypatch.setattr(module, name, part)
+    return made
+
+
 def held_builds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: tuple[str, ...] = HELD_CHANGES
 ) -> Iterator[tuple[str, SiteLookup, SiteLookup]]:

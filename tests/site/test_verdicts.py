@@ -10,7 +10,7 @@ import pytest
 from sitegen.site.resource import ResourceContext
 from sitegen.site.verdicts import gpu_wins
 from tests.analysis.test_verdicts import SWITCH, edited
-from tests.site.planned import fixture_site, held_builds, kernels_made
+from tests.site.planned import cohorts_made, fixture_site, held_builds
 from tests.site.test_kernel import layer_norm_page
 
 
@@ -82,20 +82,30 @@ def test_the_gpu_page_sums_up_each_kernel_and_pass_linking_to_its_section(
     assert all(w.section.href.startswith("/kernels/liger-layer-norm/#") for w in context.wins)
 
 
-def test_held_gpu_wins_are_made_again_only_for_the_changed_kernel(
+def test_held_gpu_wins_are_made_again_only_for_the_changed_cohort(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a held analysis, each kernel's GPU-page lines are the last build's while the kernel
-    is the very same object: after a change only the changed run's kernel's are made again,
-    and every GPU's lines equal those of a lookup made from nothing."""
+    is the very same object, and a changed kernel's verdicts the last build's for each cohort
+    whose runs are: after a change only the changed run's cohort is judged again, and every
+    GPU's lines equal those of a lookup made from nothing."""
     import sitegen.site.verdicts
 
-    made = kernels_made(monkeypatch, sitegen.site.verdicts, "_kernel_wins")
+    made = cohorts_made(monkeypatch, sitegen.site.verdicts, "_cohort_wins")
     for change, lookup, plain in held_builds(tmp_path, monkeypatch, ("a run edited",)):
-        made.clear()
+        by_build, made[:] = list(made), []
+        if change == "a run edited":
+            edited = {r.cohort for r in lookup.analysis.held.fresh}  # type: ignore[union-attr]
+            kernels = {r.kernel_key for r in lookup.analysis.held.fresh}  # type: ignore[union-attr]
+            assert len(edited) == 1 and by_build == [(kernels.pop(), edited.pop())]
+        else:
+            assert len(by_build) == len(
+                {(k.key, r.cohort) for k in lookup.analysis.kernels for r in k.runs}
+            )
         environments = [e.digest for e in lookup.catalog.of_kind("ExecutionEnvironment")]
         wins = {environment: gpu_wins(lookup, environment) for environment in environments}
         # Made by the build already, for the GPU pages it rendered.
         assert made == [], change
         assert wins == {environment: gpu_wins(plain, environment) for environment in environments}
         assert any(wins.values())
+        made.clear()  # and those the plain lookup made
