@@ -52,7 +52,7 @@ def site_files(
     if site.regressions_feed is not None:
         regressions = environment.get_template("feed.xml").render(feed=site.regressions_feed)
         yield REGRESSIONS_FEED, regressions.encode()
-    yield "sitemap.xml", sitemap_xml(site.sitemap)
+    yield "sitemap.xml", sitemap_xml(site.sitemap, site.held)
     if site.indexable:
         robots = f"User-agent: *\nAllow: /\n\nSitemap: {urls.absolute('sitemap.xml')}\n"
     else:
@@ -88,17 +88,27 @@ def html(template: Any, page: Page, chrome: Any) -> bytes:
     return template.render(page=page.context, site=chrome).encode()  # type: ignore[no-any-return]
 
 
-def sitemap_xml(sitemap: Sitemap) -> bytes:
+def sitemap_xml(sitemap: Sitemap, held: HeldAnalysis | None = None) -> Data:
     """sitemaps.org XML, joined rather than templated: a template's loop over 100,000 URLs
     costs as much as a small build's planning. Each URL is the base and a path, joined in
-    one go (a string a URL made first: ~0.05 s at 100k pages)."""
+    one go (a string a URL made first: ~0.05 s at 100k pages). With `held` (`sitegen serve`,
+    the build daemon), the last build's bytes while the sitemap is the same (an edit that adds
+    no page): ~200k URLs neither joined nor hashed again (~0.05 s)."""
+    if held is not None and held.sitemap is not None and held.sitemap[0] == sitemap:
+        return held.sitemap[1]  # type: ignore[no-any-return]
     base, paths = sitemap
-    if any(character in base + "\n".join(paths) for character in "&<>\"'"):
+    joined = base + "\n".join(paths)  # once: looked through for each character
+    if any(character in joined for character in "&<>\"'"):
         # Never ours, but a base URL may hold one.
         base, paths = "", tuple(str(escape(base + path)) for path in paths)
     between = f"</loc></url>\n  <url><loc>{base}"
     lines = "".join(("  <url><loc>", base, between.join(paths), "</loc></url>\n"))
-    return (SITEMAP_HEAD + (lines if paths else "") + "</urlset>\n").encode()
+    data = (SITEMAP_HEAD + (lines if paths else "") + "</urlset>\n").encode()
+    if held is None:
+        return data
+    pieces = Pieces([data], _held_name(None, False))
+    held.sitemap = (sitemap, pieces)
+    return pieces
 
 
 class HeldLines(NamedTuple):

@@ -100,6 +100,25 @@ def test_sitemap_escapes_what_xml_needs() -> None:
     assert plain.count(b"<url><loc>https://example.org/") == 2
 
 
+def test_a_held_sitemap_is_the_last_builds_bytes_while_its_urls_are() -> None:
+    """`sitegen serve`, the build daemon: the same sitemap is the last build's bytes under
+    the last build's name (neither joined nor hashed again); another is made anew under a name
+    never given before; either is byte for byte the sitemap made whole."""
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.publish.write import data_digest
+
+    held = HeldAnalysis()
+    paths = ("a/", "b/c/")
+    first = sitemap_xml(Sitemap("https://example.org/", paths), held)
+    again = sitemap_xml(Sitemap("https://example.org/", tuple(p for p in paths)), held)
+    assert again is first and bytes(first) == sitemap_xml(Sitemap("https://example.org/", paths))
+    for other in (Sitemap("https://example.org/", ("a/",)), Sitemap("https://example.net/", paths)):
+        made = sitemap_xml(other, held)
+        assert bytes(made) == sitemap_xml(other)
+        assert data_digest(made) not in (data_digest(first), data_digest(again))
+        first = made
+
+
 def test_a_held_manifest_takes_the_lines_of_its_unchanged_entries_from_the_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
