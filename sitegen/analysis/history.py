@@ -77,11 +77,20 @@ def point_order(run: RunFacts) -> tuple[str, str, str]:
 def histories_of(kernel: Kernel, environment: str | None = None) -> tuple[SeriesHistory, ...]:
     """Every series of the kernel at every cell, measured once or more (on one GPU if given),
     in a fixed order: pass, GPU, protocol, workload, metric, series label."""
+    runs = kernel.runs
+    if environment is not None:
+        runs = tuple(run for run in runs if run.environment == environment)
+    return in_history_order(kernel, cell_histories(kernel, runs))
+
+
+def cell_histories(kernel: Kernel, runs: Iterable[RunFacts]) -> list[SeriesHistory]:
+    """The histories of `kernel`'s `runs`, in no order: a series at a cell (pass, GPU,
+    protocol, workload, metric and unit) measured once or more. A cell's runs are of one
+    cohort: a kernel's histories are its cohorts' (site/history.py holds them a cohort at a
+    time)."""
     series = kernel.series_by_key
     cells: dict[tuple[str, str, str, str, str, str, str], list[RunFacts]] = defaultdict(list)
-    for run in kernel.runs:
-        if environment is not None and run.environment != environment:
-            continue
+    for run in runs:
         if run.status != "passed":
             continue
         for metric, unit in metrics_of(run):
@@ -96,8 +105,8 @@ def histories_of(kernel: Kernel, environment: str | None = None) -> tuple[Series
             )
             cells[key].append(run)
     found = []
-    for (pass_name, env, protocol, workload, metric, unit, series_key), runs in cells.items():
-        points = _points(runs, metric, unit)
+    for (pass_name, env, protocol, workload, metric, unit, series_key), runs_at in cells.items():
+        points = _points(runs_at, metric, unit)
         if points:
             found.append(
                 SeriesHistory(
@@ -106,27 +115,38 @@ def histories_of(kernel: Kernel, environment: str | None = None) -> tuple[Series
                     env,
                     protocol,
                     workload,
-                    runs[0].shape,
+                    runs_at[0].shape,
                     metric,
                     unit,
                     points,
                 )
             )
+    return found
+
+
+def in_history_order(
+    kernel: Kernel, histories: Iterable[SeriesHistory]
+) -> tuple[SeriesHistory, ...]:
+    """`histories` in `histories_of`'s order, whatever order they come in: every part of a
+    cell is in the key, and no two histories are of one cell."""
     order = {name: index for index, name in enumerate(kernel.pass_names)}
-    found.sort(
-        key=lambda h: (
-            order.get(h.pass_name, len(order)),
-            h.environment,
-            h.protocol,
-            h.metric != "latency",
-            h.metric,
-            h.shape.axes,
-            h.workload,
-            h.series.label.lower(),
-            h.series.key,
+    return tuple(
+        sorted(
+            histories,
+            key=lambda h: (
+                order.get(h.pass_name, len(order)),
+                h.environment,
+                h.protocol,
+                h.metric != "latency",
+                h.metric,
+                h.shape.axes,
+                h.workload,
+                h.series.label.lower(),
+                h.series.key,
+                h.unit,  # a cell's: histories of one cell but the unit came in the runs' order
+            ),
         )
     )
-    return tuple(found)
 
 
 def _points(runs: Iterable[RunFacts], metric: str, unit: str) -> tuple[HistoryPoint, ...]:

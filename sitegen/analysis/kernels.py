@@ -218,8 +218,8 @@ class HeldAnalysis:
     groups: dict[str, dict[Any, tuple[tuple[Any, ...], Hashable, Any]]] = field(
         default_factory=dict
     )
-    # What `per_kernel_of_cohorts` made of each cohort of each kernel's runs: what → kernel
-    # key → cohort → (the cohort's runs, the kernel's series, what was made).
+    # What `kernel_of_cohorts` made of each cohort of each kernel's runs: what → kernel key →
+    # cohort → (the cohort's runs, the kernel's series and other inputs, what was made).
     cohort_parts: dict[str, dict[str, dict[Any, tuple[tuple[Any, ...], Hashable, Any]]]] = field(
         default_factory=dict
     )
@@ -409,32 +409,51 @@ def per_kernel_of_cohorts(
     part: Callable[[Kernel, list[RunFacts]], P],
     whole: Callable[[Kernel, list[tuple[Cohort, P]]], T],
 ) -> dict[str, T]:
-    """`per_kernel`, each kernel's value `whole` of its parts (in cohort order): `part` of its
-    runs in each cohort (`cohorts`, the analysis'), with `held` each held while the cohort's
-    runs are the very same objects and the kernel's series equal. A changed kernel's cohorts
-    that did not change are not read again (~2,700 runs of one kernel at 100k runs, where one
-    run changed: ~0.1 s a use)."""
-    held_parts = held.cohort_parts.setdefault(what, {}) if held is not None else {}
-
-    def make(kernel: Kernel) -> T:
-        in_cohorts: dict[Cohort, list[RunFacts]] = {}
-        for run in kernel.runs:
-            in_cohorts.setdefault(run.cohort, []).append(run)
-        last, now = held_parts.get(kernel.key, {}), {}
-        for cohort in sorted(in_cohorts):
-            members = cohorts.get(cohort, ())
-            found = last.get(cohort)
-            if found is None or found[1] != kernel.series or not same_objects(found[0], members):
-                found = (members, kernel.series, part(kernel, in_cohorts[cohort]))
-            now[cohort] = found
-        held_parts[kernel.key] = now
-        return whole(kernel, [(cohort, found[2]) for cohort, found in now.items()])
-
+    """`per_kernel`, each kernel's value made of its cohorts' parts (`kernel_of_cohorts`): a
+    changed kernel's cohorts that did not change are not read again (~2,700 runs of one
+    kernel at 100k runs, where one run changed: ~0.1 s a use)."""
     listed = {kernel.key: kernel for kernel in kernels}
-    made = per_kernel(held, what, listed.values(), lambda key: make(listed[key]))
-    for gone in held_parts.keys() - made.keys():
-        del held_parts[gone]
+    made = per_kernel(
+        held,
+        what,
+        listed.values(),
+        lambda key: kernel_of_cohorts(held, what, listed[key], cohorts, part, whole),
+    )
+    if held is not None:
+        parts = held.cohort_parts.get(what, {})
+        for gone in parts.keys() - made.keys():
+            del parts[gone]
     return made
+
+
+def kernel_of_cohorts(
+    held: HeldAnalysis | None,
+    what: str,
+    kernel: Kernel,
+    cohorts: Mapping[Cohort, tuple[RunFacts, ...]],
+    part: Callable[[Kernel, list[RunFacts]], P],
+    whole: Callable[[Kernel, list[tuple[Cohort, P]]], T],
+    extra: Hashable = None,
+) -> T:
+    """`whole` of the kernel's parts, in cohort order: `part` of its runs in each cohort
+    (`cohorts`, the analysis'), with `held` each held while the cohort's runs are the very
+    same objects, and the kernel's series and `extra` equal (a part's other inputs)."""
+    in_cohorts: dict[Cohort, list[RunFacts]] = {}
+    for run in kernel.runs:
+        in_cohorts.setdefault(run.cohort, []).append(run)
+    # Held per kernel until it is made again (a kernel gone: until the site-wide inputs
+    # change, where `per_kernel_of_cohorts` does not drop it).
+    held_parts = held.cohort_parts.setdefault(what, {}) if held is not None else {}
+    last, now = held_parts.get(kernel.key, {}), {}
+    inputs = (kernel.series, extra)
+    for cohort in sorted(in_cohorts):
+        members = cohorts.get(cohort, ())
+        found = last.get(cohort)
+        if found is None or found[1] != inputs or not same_objects(found[0], members):
+            found = (members, inputs, part(kernel, in_cohorts[cohort]))
+        now[cohort] = found
+    held_parts[kernel.key] = now
+    return whole(kernel, [(cohort, found[2]) for cohort, found in now.items()])
 
 
 def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:

@@ -15,8 +15,8 @@ import hashlib
 from collections import defaultdict
 from typing import Any, NamedTuple
 
-from sitegen.analysis.history import HistoryPoint, SeriesHistory, histories_of
-from sitegen.analysis.kernels import Kernel, RunFacts, derived
+from sitegen.analysis.history import HistoryPoint, SeriesHistory, cell_histories, in_history_order
+from sitegen.analysis.kernels import Cohort, Kernel, RunFacts, derived, kernel_of_cohorts
 from sitegen.analysis.regressions import Found, cause, shared_by, steps_of
 from sitegen.model.digest import short
 from sitegen.model.names import short_hash
@@ -43,16 +43,49 @@ def kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
 
 
 def _kernel_history(lookup: SiteLookup, kernel_key: str) -> KernelHistory:
+    """With a held analysis, the last build's while the kernel is the very same object, and
+    of a changed kernel, each cohort's histories and steps while its runs are (~0.05 s for a
+    kernel of ~2,700 runs at 100k runs, where one changed)."""
     kernel = lookup.kernels[kernel_key]
     threshold = lookup.inputs.regression_threshold
-    make = functools.partial(_history_of, kernel, threshold)
-    return derived(lookup.analysis.held, "history", kernel, threshold, make)
+    analysis = lookup.analysis
+    make = functools.partial(
+        kernel_of_cohorts,
+        analysis.held,
+        "history",
+        kernel,
+        analysis.cohorts,
+        functools.partial(_cohort_history, threshold),
+        _history_of,
+        threshold,
+    )
+    return derived(analysis.held, "history", kernel, threshold, make)
 
 
-def _history_of(kernel: Kernel, threshold: float) -> KernelHistory:
-    histories = histories_of(kernel)
-    found = steps_of([h for h in histories if len(h.points) > 1], threshold)
-    return KernelHistory(histories, found)
+# A cohort's histories, each with its steps (in no order).
+CohortHistory = tuple[tuple[SeriesHistory, tuple[Found, ...]], ...]
+
+
+def _cohort_history(threshold: float, kernel: Kernel, runs: list[RunFacts]) -> CohortHistory:
+    return tuple(
+        (history, steps_of([history], threshold) if len(history.points) > 1 else ())
+        for history in cell_histories(kernel, runs)
+    )
+
+
+def _history_of(kernel: Kernel, parts: list[tuple[Cohort, CohortHistory]]) -> KernelHistory:
+    """The kernel's histories in order, and their steps newest first, as `steps_of` finds them
+    in every history in that order."""
+    steps = {id(history): found for _, part in parts for history, found in part}
+    histories = in_history_order(kernel, (history for _, part in parts for history, _ in part))
+    found = [step for history in histories for step in steps[id(history)]]
+    found.sort(key=_newest, reverse=True)
+    return KernelHistory(histories, tuple(found))
+
+
+def _newest(item: Found) -> tuple[str, str]:
+    """`steps_of`'s order of steps (newest first, reversed)."""
+    return (item.first_after.when, item.first_after.run.digest)
 
 
 class Steps(NamedTuple):

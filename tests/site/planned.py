@@ -53,26 +53,29 @@ def kernels_made(monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str)
 def cohorts_made(
     monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str
 ) -> list[tuple[str, tuple[str, str, str]]]:
-    """The (kernel key, cohort) `module.name(lookup, kernel, runs)` is called with from now on,
-    in order: a part of a kernel's value (`per_kernel_of_cohorts`)."""
+    """The (kernel key, cohort) `module.name(bound, kernel, runs)` is called with from now on,
+    in order: a part of a kernel's value (`kernel_of_cohorts`)."""
     made: list[tuple[str, tuple[str, str, str]]] = []
     function = getattr(module, name)
 
-    def part(lookup: SiteLookup, kernel: Any, runs: Any) -> Any:
+    def part(bound: Any, kernel: Any, runs: Any) -> Any:  # bound: the lookup, or a threshold
         made.append((kernel.key, runs[0].cohort))
-        return function(lookup, kernel, runs)
+        return function(bound, kernel, runs)
 
     monkeypatch.setattr(module, name, part)
     return made
 
 
 def held_builds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: tuple[str, ...] = HELD_CHANGES
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    changes: tuple[str, ...] = HELD_CHANGES,
+    content: Path | None = None,
 ) -> Iterator[tuple[str, SiteLookup, SiteLookup]]:
-    """Builds of a copy of the fixture content with a state held in memory (`sitegen serve`):
-    the first, then one after each change named (`HELD_CHANGES`); each yields the change, the
-    lookup the held build planned its site with, and one made from nothing (no held
-    analysis) of the same content."""
+    """Builds of a copy of the fixture content (or of `content`, changed in place) with a
+    state held in memory (`sitegen serve`): the first, then one after each change named
+    (`HELD_CHANGES`); each yields the change, the lookup the held build planned its site
+    with, and one made from nothing (no held analysis) of the same content."""
     import json
 
     import sitegen.site.plan
@@ -80,7 +83,8 @@ def held_builds(
     from sitegen.publish.incremental import State
     from tests.publish.test_incremental import edit, run_files, site_content
 
-    content, out = site_content(tmp_path), tmp_path / "public"
+    content = content or site_content(tmp_path)
+    out = tmp_path / "public"
     lookups: list[SiteLookup] = []
     sources_page = sitegen.site.plan.sources_page
     monkeypatch.setattr(

@@ -4,14 +4,19 @@ the fifth and the sixth (tests/analysis/test_regressions.py `with_commits`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from sitegen.site.history import HistoryContext
+import sitegen.site.history
+from sitegen.analysis.history import SeriesHistory
+from sitegen.analysis.regressions import Found
+from sitegen.site.history import HistoryContext, every_step, kernel_history
 from sitegen.site.kernel import KernelContext
 from sitegen.site.records import Page, Site
 from sitegen.site.run import RunContext
 from tests.analysis.test_regressions import with_commits
-from tests.site.planned import fixture_site
+from tests.site.planned import cohorts_made, fixture_site, held_builds
 
 LIGER = "https://github.com/linkedin/Liger-Kernel"
 
@@ -85,3 +90,49 @@ def test_kernel_and_run_pages_say_a_run_sits_after_a_regression(site: Site) -> N
     run = next(p for p in site.pages if p.path and newest and newest.endswith(p.path)).built()
     assert isinstance(run.context, RunContext)
     assert run.context.after_regression.startswith("after a regression: 1.30× slower")
+
+
+def test_a_held_kernel_history_is_remade_only_for_the_changed_cohort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a held analysis, a changed kernel's histories and steps are the last build's for
+    each cohort whose runs are the very same objects: after a change, only the changed run's
+    cohort is read again, and every kernel's history, every step, its cause and the runs
+    after a regression equal those of a lookup made from nothing, the step included."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    made = cohorts_made(monkeypatch, sitegen.site.history, "_cohort_history")
+    changes = ("a run edited", "a run moved", "a run deleted")
+    for change, lookup, plain in held_builds(tmp_path, monkeypatch, changes, content):
+        by_build, made[:] = list(made), []
+        if change == "first build":
+            cohorts = {(k.key, r.cohort) for k in lookup.analysis.kernels for r in k.runs}
+            assert sorted(by_build) == sorted(cohorts)
+        else:
+            assert len(by_build) <= 1, change
+        for kernel in lookup.analysis.kernels:
+            held, made_whole = kernel_history(lookup, kernel.key), kernel_history(plain, kernel.key)
+            assert [_history(h) for h in held.histories] == [
+                _history(h) for h in made_whole.histories
+            ]
+            assert [_found(f) for f in held.found] == [_found(f) for f in made_whole.found]
+        steps, plain_steps = every_step(lookup), every_step(plain)
+        assert steps.found and steps.after and steps.causes, change
+        assert [(k.key, _found(f)) for k, f in steps.found] == [
+            (k.key, _found(f)) for k, f in plain_steps.found
+        ]
+        assert steps.causes == plain_steps.causes
+        assert {d: _found(f) for d, f in steps.after.items()} == {
+            d: _found(f) for d, f in plain_steps.after.items()
+        }
+        made.clear()  # and those the plain lookup made
+
+
+def _history(history: SeriesHistory) -> tuple[object, ...]:
+    """A history as its pages show it, its runs by digest (two lookups' runs are other
+    objects)."""
+    points = tuple((p.run.digest, p.value, p.when) for p in history.points)
+    return (history.series.key, history.series.label, *history[1:8], points)
+
+
+def _found(found: Found) -> tuple[object, ...]:
+    return (_history(found.history), found.step, found.before_at)
