@@ -243,9 +243,11 @@ class HeldAnalysis:
     pages: dict[str, dict[Any, Any]] = field(default_factory=dict)
     # Each run's page path, counted (site/urls.py's `HeldRunPaths`), None before the first.
     run_paths: Any = None
-    # The places in plan order of the last build's pages, in path order (site/plan.py's
-    # `in_path_order`).
+    # The places in plan order of the last build's pages, in path order, their paths in that
+    # order, and the pages in plan order (site/plan.py's `in_path_order`).
     path_order: list[int] = field(default_factory=list)
+    path_sorted: list[str] = field(default_factory=list)
+    path_pages: tuple[Any, ...] = ()
     # Each user of a resource as resource pages' JSON twins list it, by digest (site/lookup.py's
     # `used_by`); dropped with `groups`, as its page's URL is a site-wide input.
     used_by: dict[str, dict[str, str | None]] = field(default_factory=dict)

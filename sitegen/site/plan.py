@@ -9,7 +9,9 @@ rendered.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import operator
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -384,16 +386,50 @@ def in_path_order(pages: list[Page | LazyPage], held: HeldAnalysis | None) -> li
     clash, refused later) may come in either order."""
     if held is None:
         return sorted(pages, key=_PATH)
-    paths = list(map(_PATH, pages))
-    last = held.path_order
-    if len(last) == len(paths):
-        start = last
-    elif len(last) < len(paths):  # pages added: a stretch of places moved on, nearly sorted
-        start = [*last, *range(len(last), len(paths))]
-    else:
-        start = [place for place in last if place < len(paths)]
-    held.path_order = sorted(start, key=paths.__getitem__)
-    return list(map(pages.__getitem__, held.path_order))
+    order = path_order_patched(held, pages)
+    if order is None:
+        paths = list(map(_PATH, pages))
+        last = held.path_order
+        if len(last) == len(paths):
+            start = last
+        elif len(last) < len(paths):  # pages added: a stretch of places moved on, nearly sorted
+            start = [*last, *range(len(last), len(paths))]
+        else:
+            start = [place for place in last if place < len(paths)]
+        order = sorted(start, key=paths.__getitem__)
+        held.path_sorted = list(map(paths.__getitem__, order))
+    held.path_order, held.path_pages = order, tuple(pages)
+    return list(map(pages.__getitem__, order))
+
+
+def path_order_patched(held: HeldAnalysis, pages: list[Page | LazyPage]) -> list[int] | None:
+    """The last build's `path_order` where the planned pages are its pages, in its order, but
+    for a few new objects (~300 an edit at 100k runs' pages: a changed run's kernel, lists
+    and resources), each taken out of it by its last path and put back in by its new one
+    (bisected in `path_sorted`): ~0.005 s, where reading every page's path again in that
+    order took ~0.08 s. None where pages came or went, or more than an eighth are new."""
+    last, order, sorted_paths = held.path_pages, held.path_order, held.path_sorted
+    if len(last) != len(pages) or len(order) != len(pages) or len(sorted_paths) != len(pages):
+        return None
+    new = list(itertools.compress(itertools.count(), map(operator.is_not, pages, last)))
+    if len(new) * 8 > len(pages):
+        return None
+    moved = [(place, last[place].path, pages[place].path) for place in new]
+    moved = [(place, was, now) for place, was, now in moved if was != now]
+    if moved:
+        order, sorted_paths = order.copy(), sorted_paths.copy()  # held as they were if None
+    for place, was, now in moved:
+        at = bisect.bisect_left(sorted_paths, was)
+        while at < len(order) and sorted_paths[at] == was and order[at] != place:
+            at += 1  # the page's own among pages of one path (a clash, refused later)
+        if at == len(order) or sorted_paths[at] != was:
+            return None
+        del order[at], sorted_paths[at]
+        at = bisect.bisect_left(sorted_paths, now)
+        order.insert(at, place)
+        sorted_paths.insert(at, now)
+    held.path_sorted = sorted_paths
+    return order
 
 
 def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import sitegen.site.lookup
+import sitegen.site.plan
 from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.pipeline import build_site, check_content
 from sitegen.publish.incremental import State
@@ -150,7 +151,9 @@ def test_a_held_state_makes_again_only_the_keys_of_the_changed_runs_resources(
     assert tree(out) == cold(content, tmp_path, "edited")  # with pages of two runs too
 
 
-def test_a_held_state_sorts_the_pages_from_the_order_that_sorted_the_last_builds() -> None:
+def test_a_held_state_sorts_the_pages_from_the_order_that_sorted_the_last_builds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`in_path_order` with a held analysis: the pages in path order build after build, as
     a sort from nothing orders them, whatever came, went or moved in the planned order."""
     shuffled = random.Random(38)
@@ -164,8 +167,23 @@ def test_a_held_state_sorts_the_pages_from_the_order_that_sorted_the_last_builds
     pages = [run() for _ in range(3000)] + [page(""), page("kernels/a/"), page("kernels/b/")]
     shuffled.shuffle(pages)
     held = HeldAnalysis()
-    for build in range(7):
-        if build == 1:  # the same paths, new objects and an edited run's new path
+    patched: list[bool] = []
+    patch = sitegen.site.plan.path_order_patched
+    monkeypatch.setattr(
+        sitegen.site.plan,
+        "path_order_patched",
+        lambda *args: patched.append((order := patch(*args)) is not None) or order,
+    )
+    for build in range(9):
+        if build == 6:  # the same objects but a few: one of the same path, edited runs' new
+            pages = pages.copy()  # paths, two pages swapped in the planned order
+            pages[3] = page(pages[3].path)
+            pages[11], pages[12] = run(), run()
+            pages[20], pages[30] = pages[30], pages[20]
+        elif build == 7:  # an edited run's path where another page's was (a clash)
+            pages = pages.copy()
+            pages[40] = page(pages[41].path)
+        elif build == 1:  # the same paths, new objects and an edited run's new path
             pages = [page(p.path) for p in pages]
             pages[7] = run()
         elif build == 2:  # pages added among the others
@@ -182,6 +200,9 @@ def test_a_held_state_sorts_the_pages_from_the_order_that_sorted_the_last_builds
         ordered = in_path_order(list(pages), held)
         assert [id(p) for p in ordered] == [id(p) for p in sorted(pages, key=lambda p: p.path)]
         assert [pages[n] for n in held.path_order] == ordered
+        assert held.path_sorted == [p.path for p in ordered]
+        # The last order patched where the same pages come, but for a few (and at first none).
+        assert patched.pop() == (build in (6, 7, 8)), build
     assert in_path_order(list(pages), None) == sorted(pages, key=lambda p: p.path)
 
 
