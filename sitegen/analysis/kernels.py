@@ -440,15 +440,14 @@ def kernel_of_cohorts(
     """`whole` of the kernel's parts, in cohort order: `part` of its runs in each cohort
     (`cohorts`, the analysis'), with `held` each held while the cohort's runs are the very
     same objects, and the kernel's series and `extra` equal (a part's other inputs)."""
-    in_cohorts: dict[Cohort, list[RunFacts]] = {}
-    for run in kernel.runs:
-        in_cohorts.setdefault(run.cohort, []).append(run)
+    # Shared by the kernel's uses of a build, and held while the kernel is the same object.
+    in_cohorts = derived(held, "runs by cohort", kernel, None, lambda: _runs_by_cohort(kernel))
     # Held per kernel until it is made again (a kernel gone: until the site-wide inputs
     # change, where `per_kernel_of_cohorts` does not drop it).
     held_parts = held.cohort_parts.setdefault(what, {}) if held is not None else {}
     last, now = held_parts.get(kernel.key, {}), {}
     inputs = (kernel.series, extra)
-    for cohort in sorted(in_cohorts):
+    for cohort in in_cohorts:
         members = cohorts.get(cohort, ())
         found = last.get(cohort)
         if found is None or found[1] != inputs or not same_objects(found[0], members):
@@ -456,6 +455,14 @@ def kernel_of_cohorts(
         now[cohort] = found
     held_parts[kernel.key] = now
     return whole(kernel, [(cohort, found[2]) for cohort, found in now.items()])
+
+
+def _runs_by_cohort(kernel: Kernel) -> dict[Cohort, list[RunFacts]]:
+    """The kernel's runs by cohort, in cohort order, each cohort's in the kernel's order."""
+    found: dict[Cohort, list[RunFacts]] = {}
+    for run, cohort in zip(kernel.runs, map(_COHORT_FIELDS, kernel.runs), strict=True):
+        found.setdefault(cohort, []).append(run)
+    return {cohort: found[cohort] for cohort in sorted(found)}
 
 
 def same_objects(held: Sequence[Any], members: Sequence[Any]) -> bool:
@@ -557,6 +564,7 @@ def _with_operations(
 
 _KERNEL_OF = operator.attrgetter("kernel_key")
 _COHORT_OF = operator.attrgetter("cohort")
+_COHORT_FIELDS = operator.attrgetter("workload", "protocol", "environment")  # it, made in C
 _DIGEST_OF = operator.attrgetter("digest")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import sitegen.analysis.kernels
 import sitegen.site.history
 from sitegen.analysis.history import SeriesHistory
 from sitegen.analysis.regressions import Found
@@ -101,9 +102,19 @@ def test_a_held_kernel_history_is_remade_only_for_the_changed_cohort(
     after a regression equal those of a lookup made from nothing, the step included."""
     content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
     made = cohorts_made(monkeypatch, sitegen.site.history, "_cohort_history")
+    grouped: list[str] = []  # the kernels whose runs were grouped by cohort
+    group = sitegen.analysis.kernels._runs_by_cohort
+    monkeypatch.setattr(
+        sitegen.analysis.kernels,
+        "_runs_by_cohort",
+        lambda kernel: grouped.append(kernel.key) or group(kernel),
+    )
     changes = ("a run edited", "a run moved", "a run deleted")
     for change, lookup, plain in held_builds(tmp_path, monkeypatch, changes, content):
         by_build, made[:] = list(made), []
+        # Grouped once a build for all its uses (wins, tallies, history), held after.
+        kernels = [k.key for k in lookup.analysis.kernels]
+        assert sorted(grouped) == sorted(kernels) if change == "first build" else len(grouped) == 1
         if change == "first build":
             cohorts = {(k.key, r.cohort) for k in lookup.analysis.kernels for r in k.runs}
             assert sorted(by_build) == sorted(cohorts)
@@ -125,6 +136,7 @@ def test_a_held_kernel_history_is_remade_only_for_the_changed_cohort(
             d: _found(f) for d, f in plain_steps.after.items()
         }
         made.clear()  # and those the plain lookup made
+        grouped.clear()
 
 
 def _history(history: SeriesHistory) -> tuple[object, ...]:
