@@ -404,17 +404,16 @@ Cohort = tuple[str, str, str]  # RunFacts.cohort: workload, protocol, environmen
 
 
 def per_kernel_of_cohorts(
-    held: HeldAnalysis | None,
+    analysis: Analysis,
     what: str,
-    kernels: Iterable[Kernel],
-    cohorts: Mapping[Cohort, tuple[RunFacts, ...]],
     part: Callable[[Kernel, list[RunFacts]], P],
     whole: Callable[[Kernel, list[tuple[Cohort, P]]], T],
 ) -> dict[str, T]:
-    """`per_kernel`, each kernel's value made of its cohorts' parts (`kernel_of_cohorts`): a
-    changed kernel's cohorts that did not change are not read again (~2,700 runs of one
-    kernel at 100k runs, where one run changed: ~0.1 s a use)."""
-    listed = {kernel.key: kernel for kernel in kernels}
+    """`per_kernel` of the analysis' kernels, each kernel's value made of its cohorts' parts
+    (`kernel_of_cohorts`): a changed kernel's cohorts that did not change are not read again
+    (~2,700 runs of one kernel at 100k runs, where one run changed: ~0.1 s a use)."""
+    held, cohorts = analysis.held, analysis.cohorts
+    listed = {kernel.key: kernel for kernel in analysis.kernels}
     made = per_kernel(
         held,
         what,

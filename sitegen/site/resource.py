@@ -241,15 +241,8 @@ def _held_meta(lookup: SiteLookup, entry: LoadedResource, path: str, runs: int) 
 def _tallies_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, RunsTally]]:
     """Each kernel's runs tallied by the resources they reference (by digest), held while the
     kernel is the very same object, and each cohort's part while its runs are."""
-    analysis = lookup.analysis
-    return per_kernel_of_cohorts(
-        analysis.held,
-        "resource tallies",
-        analysis.kernels,
-        analysis.cohorts,
-        functools.partial(_cohort_tallies, lookup),
-        _kernel_tallies,
-    )
+    part = functools.partial(_cohort_tallies, lookup)
+    return per_kernel_of_cohorts(lookup.analysis, "resource tallies", part, _kernel_tallies)
 
 
 # What the runs referencing a resource are tagged with, come from and measured on.

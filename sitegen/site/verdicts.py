@@ -135,15 +135,8 @@ def _wins_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, list[Win
     a kernel's are held while it is the very same object, and each of its cohorts' verdicts
     while the cohort's runs are (~0.2 s at 100k runs for a GPU's page, which sums up every
     kernel measured on it; ~0.15 s for a kernel of ~2,700 runs of which one changed)."""
-    analysis = lookup.analysis
-    return per_kernel_of_cohorts(
-        analysis.held,
-        "gpu wins",
-        analysis.kernels,
-        analysis.cohorts,
-        functools.partial(_cohort_wins, lookup),
-        functools.partial(_kernel_wins, lookup),
-    )
+    part, whole = functools.partial(_cohort_wins, lookup), functools.partial(_kernel_wins, lookup)
+    return per_kernel_of_cohorts(lookup.analysis, "gpu wins", part, whole)
 
 
 def _cohort_wins(
