@@ -234,8 +234,9 @@ def build_site(
     are published, ahead of the rest (`sitegen serve`: the page an author just saved shows
     before the whole site is planned); `changed`, the paths a file watcher saw change since
     the last build (`sitegen serve`): with a state held in memory, only those files are looked
-    at before those pages are published, the rest of the tree after (by a worker, while the
-    site is planned), and should it hold a change the watcher missed, the build starts again
+    at before those pages are published, the rest of the tree meanwhile (by the walker
+    process, asked as the load starts, or a worker while the site is planned), and should it
+    hold a change the watcher missed, the build starts again
     from the load (unless the watcher reports a newer one within WATCHER_LAG_S). With a state
     held in memory, `superseded` is asked whether a newer change is waiting from the moment
     those pages are published, every ~0.25 s of work at most at 100k runs (superseded.py:
@@ -320,8 +321,8 @@ def _build(
         # The templates compile while the load workers read: a CPU would idle otherwise.
         templates = functools.cache(functools.partial(_templates, state if not on_disk else None))
         # Whether the watcher missed a change is asked of the walker as soon as the load
-        # knows the files it looks at: the walk (~1 s at 100k files) runs beside the whole
-        # build, not from the plan on (where this process waited ~0.5 s for it).
+        # has read the few files it looks at: the walk (~1 s at 100k files) runs beside the
+        # whole build, not from the plan on (where this process waited ~0.5 s for it).
         asked: list[Callable[[], bool]] = []
 
         def ask_early(looked_at: dict[str, StatKey]) -> None:
@@ -405,8 +406,9 @@ def _build(
             stack.enter_context(asking(superseded))
             stop_if_superseded()
             if changed is not None:
-                # Did the watcher miss a change? A CPU aside walks the tree (~0.9 s at 100k
-                # files) while this one plans and chooses the pages to render; asked before
+                # Did the watcher miss a change? A CPU aside walks the tree (~1 s at 100k
+                # files) while this one plans and chooses the pages to render, the walker
+                # asked as the load started where it could be; the answer waited for before
                 # anything more is written (`_write_incremental`).
                 missed = asked[0] if asked else _ask_walker(content_dir, state)
                 if missed is None:  # a worker forked for it, where no walker process runs
@@ -590,9 +592,9 @@ def _ask_walker(
     """Ask the content walker of a held state (content/walker.py: started at first, where a
     CPU is free for it) whether the tree differs from what the load holds; the answer's
     function (or, if the walker stops answering, this process's own walk), or None where
-    no walker runs (one CPU, or it could not be started or asked). `looked_at`: asked before
-    the load, which looks at those files only (content/load.py's `looking`), with the stat
-    it takes of each, the walker being told of that load at once."""
+    no walker runs (one CPU, or it could not be started or asked). `looked_at`: asked from
+    within the load, which looks at those files only (content/load.py's `looking`), once it
+    has read them, with the stat it took of each, the walker being told of that load."""
     if state.content_unwalked or process.usable_cpus() < 2:
         return None
     label = content_label(content_dir)
@@ -625,7 +627,7 @@ def _ask_walker(
 def _looked_at_first(
     looked_at: dict[str, StatKey], cached: Callable[[str], StatKey]
 ) -> Callable[[str], StatKey]:
-    """Each file's stat as the cache holds it once the load of `looked_at` is done."""
+    """Each file's stat as the cache holds it, `looked_at`'s as the load took them."""
     return lambda shown: looked_at[shown] if shown in looked_at else cached(shown)
 
 

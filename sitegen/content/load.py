@@ -112,7 +112,8 @@ def load_content(
     where each is a file of that walk (or a path no walk reads), the last walk is taken again
     and only those files are looked at, else the tree is walked. `unseen_change` tells
     whether the watcher missed one; `looking`, if given, is called with the files looked at
-    and their stat before any is read (what the cache holds of them after the load).
+    and their stat (as the cache holds them) once those are read, before every other file's
+    resources are taken from `held`.
     """
     problems: list[Problem] = []
     label = content_label(content_dir)
@@ -120,9 +121,7 @@ def load_content(
         looked_at = _looked_at(content_dir, label, walked, changed)
         if looked_at is not None:
             walked.looked_at = looked_at
-            if looking is not None:
-                looking(looked_at)
-            return _load_looked_at(walked, looked_at, cache, held, meanwhile)
+            return _load_looked_at(walked, looked_at, cache, held, meanwhile, looking)
     files = [(path, f"{label}/{relative}") for path, relative in walk(content_dir, problems, label)]
     if walked is not None:
         walked.files = {shown: path for path, shown in files}
@@ -328,15 +327,19 @@ def _load_looked_at(
     cache: LoadCache,
     held: HeldLoads,
     meanwhile: Callable[[], object] | None,
+    looking: Callable[[dict[str, StatKey]], object] | None = None,
 ) -> LoadResult:
     """`_load_cached` where only the `looked_at` files of the last walk may have changed
     (`sitegen serve`): those read again where their stat did change, every other file's held
-    resources taken as they are, with no pass over the files in Python."""
+    resources taken as they are, with no pass over the files in Python. `looking`: called
+    once those files are read (the cache holds what it is told), before the rest."""
     for shown, key in looked_at.items():
         if cache[shown][0] != key:
             packed, found, summaries = _load_chunk([(walked.files[shown], shown)])
             cache[shown] = (key, packed, found)
             held[shown] = HeldFile(summaries, unpack(packed, summaries=summaries))
+    if looking is not None:
+        looking(looked_at)
     if meanwhile is not None:
         meanwhile()
     files = walked.files.keys()

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.content.load
 import sitegen.pipeline
 import sitegen.process
 from sitegen.content.load import HeldLoads, HeldWalk, LoadCache, content_label, load_content
@@ -193,32 +192,30 @@ def test_an_answer_a_build_never_read_is_passed_over(tmp_path: Path) -> None:
         loaded.walker.stop()
 
 
-def test_a_held_build_asks_the_walker_before_its_load_reads_and_hears_the_same(
+def test_a_held_build_asks_the_walker_before_its_resolution_and_hears_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The walker is asked as soon as the load knows the files it looks at, with each one's
-    stat as the load takes it (its walk runs beside the whole build): no change is seen where
-    the watcher told of every one, build after build, and one the watcher missed is found
-    (the tree walked again, the site a cold build's)."""
+    """The walker is asked as soon as the load has read the few files it looks at, with each
+    one's stat as the load took it, before the resolution (its walk runs beside the rest of
+    the build): no change is seen where the watcher told of every one, build after build,
+    and one the watcher missed is found (the tree walked again, the site a cold build's)."""
     monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 2)
     content = tmp_path / "content"
     shutil.copytree(CONTENT, content)
     out, state = tmp_path / "public", State()
     assert sitegen.pipeline.build_site(content, out, state=state).out_dir is not None
     events: list[str] = []
-    ask, read = ContentWalker.ask, sitegen.content.load._load_looked_at
+    ask, resolve = ContentWalker.ask, sitegen.pipeline.resolve
     monkeypatch.setattr(ContentWalker, "ask", lambda *args: events.append("asked") or ask(*args))
     monkeypatch.setattr(
-        sitegen.content.load,
-        "_load_looked_at",
-        lambda *args: events.append("read") or read(*args),
+        sitegen.pipeline, "resolve", lambda *args: events.append("resolved") or resolve(*args)
     )
     first, second = _runs(content)[:2]
     for _ in range(2):
         _touch(first)
         built = sitegen.pipeline.build_site(content, out, state=state, changed={str(first)})
         assert built.out_dir is not None and state.walker is not None
-        assert events == ["asked", "read"] and state.walked.walks == 1  # nothing missed
+        assert events == ["asked", "resolved"] and state.walked.walks == 1  # nothing missed
         events.clear()
     _touch(first)
     _touch(second)  # missed by the watcher
