@@ -323,6 +323,9 @@ class HeldAnalysis:
         for key in [run.digest for run in self.gone] + replaced:
             for what in self.made_of.pop(key, ()):
                 self.made.pop((what, key), None)
+            if key not in now:  # a kernel gone: its cohorts' parts too
+                for parts in self.cohort_parts.values():
+                    parts.pop(key, None)
 
 
 def kept_in_order(
@@ -414,17 +417,12 @@ def per_kernel_of_cohorts(
     (~2,700 runs of one kernel at 100k runs, where one run changed: ~0.1 s a use)."""
     held, cohorts = analysis.held, analysis.cohorts
     listed = {kernel.key: kernel for kernel in analysis.kernels}
-    made = per_kernel(
+    return per_kernel(
         held,
         what,
         listed.values(),
         lambda key: kernel_of_cohorts(held, what, listed[key], cohorts, part, whole),
     )
-    if held is not None:
-        parts = held.cohort_parts.get(what, {})
-        for gone in parts.keys() - made.keys():
-            del parts[gone]
-    return made
 
 
 def kernel_of_cohorts(
@@ -441,8 +439,7 @@ def kernel_of_cohorts(
     same objects, and the kernel's series and `extra` equal (a part's other inputs)."""
     # Shared by the kernel's uses of a build, and held while the kernel is the same object.
     in_cohorts = derived(held, "runs by cohort", kernel, None, lambda: _runs_by_cohort(kernel))
-    # Held per kernel until it is made again (a kernel gone: until the site-wide inputs
-    # change, where `per_kernel_of_cohorts` does not drop it).
+    # Held per kernel until it is made again, or gone (`HeldAnalysis.keep`).
     held_parts = held.cohort_parts.setdefault(what, {}) if held is not None else {}
     last, now = held_parts.get(kernel.key, {}), {}
     inputs = (kernel.series, extra)

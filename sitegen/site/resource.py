@@ -245,20 +245,27 @@ def _tallies_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, RunsT
     return per_kernel_of_cohorts(lookup.analysis, "resource tallies", part, _kernel_tallies)
 
 
-# What the runs referencing a resource are tagged with, come from and measured on.
+# What the runs referencing a resource are tagged with, come from and measured on: as
+# tallied, and while being tallied.
 _Tallied = tuple[frozenset[tuple[str, str]], frozenset[str], frozenset[str]]
+_Tallying = tuple[set[tuple[str, str]], set[str], set[str]]
+
+
+def _tallying(found: dict[str, _Tallying], digest: str) -> _Tallying:
+    tally = found.get(digest)
+    if tally is None:
+        tally = found[digest] = (set(), set(), set())
+    return tally
 
 
 def _cohort_tallies(
     lookup: SiteLookup, kernel: Kernel, runs: list[RunFacts]
 ) -> dict[str, _Tallied]:
-    found: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
+    found: dict[str, _Tallying] = {}
     for run in runs:
         tags = run_tags(lookup, run)
         for digest in run_references(run):
-            tally = found.get(digest)
-            if tally is None:
-                tally = found[digest] = (set(), set(), set())
+            tally = _tallying(found, digest)
             tally[0].update(tags)
             tally[1].add(run.source)
             tally[2].add(run.environment)
@@ -271,12 +278,10 @@ def _cohort_tallies(
 def _kernel_tallies(
     kernel: Kernel, parts: list[tuple[Cohort, dict[str, _Tallied]]]
 ) -> dict[str, RunsTally]:
-    found: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
+    found: dict[str, _Tallying] = {}
     for _, by_digest in parts:
         for digest, (tags, sources, environments) in by_digest.items():
-            tally = found.get(digest)
-            if tally is None:
-                tally = found[digest] = (set(), set(), set())
+            tally = _tallying(found, digest)
             tally[0].update(tags)
             tally[1].update(sources)
             tally[2].update(environments)
