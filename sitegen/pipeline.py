@@ -441,7 +441,8 @@ def _build(
                 return None
             target, index = written
             if incremental and not on_disk:
-                _watch_output(state, target)
+                unwatched = _watch_output(state, target)
+                warnings += [unwatched] if unwatched else []
             if on_disk:
                 not_kept = write_state(out_dir, content_dir, state)
                 warnings += [not_kept] if not_kept else []
@@ -569,14 +570,29 @@ def _unchanged() -> bool:
     return True
 
 
-def _watch_output(state: State, target: Path) -> None:
+def _watch_output(state: State, target: Path) -> str | None:
     """Hold, for the next build, whether anyone changes the output from now on: the watch
-    taken over this build's own writes, or one armed (once: ~1.6 s at 100k runs' pages)."""
+    taken over this build's own writes, or one armed (~1.6 s at 100k runs' pages), tried again
+    by a later build where it wanted more watches than were free and as many are now (another
+    daemon's ended, say). A warning the first time there is none for want of watches: each
+    build then walks the output (~2.4 s at 100k runs' pages)."""
     if state.output_watch is not None:
-        state.output_watch = state.output_watch.settled()
-    elif not state.output_unwatched:
-        state.output_watch = OutputWatch.arm(target)
-    state.output_unwatched = state.output_watch is None
+        found = state.output_watch.settled()
+    elif state.output_unwatched is None or state.output_unwatched.may_fit():
+        found = OutputWatch.arm(target)
+    else:
+        return None
+    if isinstance(found, OutputWatch):
+        state.output_watch, state.output_unwatched = found, None
+        return None
+    first = state.output_unwatched is None
+    state.output_watch, state.output_unwatched = None, found
+    if not first or not found.wanted:
+        return None
+    return (
+        f"the output is not watched: {found.reason}; until it is, each build walks the output"
+        " to find what changed there"
+    )
 
 
 def _missed(changed: Collection[str] | None, content_dir: Path, state: State | None) -> bool:

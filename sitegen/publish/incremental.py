@@ -50,7 +50,7 @@ from sitegen.content.stretches import changes
 from sitegen.content.walk import StatKey
 from sitegen.content.walker import ContentWalker
 from sitegen.model.problems import Problem, Severity
-from sitegen.publish.output_watch import OutputWatch
+from sitegen.publish.output_watch import NotWatched, OutputWatch
 from sitegen.publish.pagefind_format import ENTRY as INDEX_ENTRY
 from sitegen.publish.write import Data, data_digest
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
@@ -136,9 +136,9 @@ class State:
         default=None, compare=False
     )
     # Whether anyone changed the output since the last build (the build daemon only, where it
-    # can be trusted: publish/output_watch.py); `output_unwatched` once it could not be armed.
+    # can be trusted: publish/output_watch.py); `output_unwatched`, why it could not be armed.
     output_watch: OutputWatch | None = field(default=None, compare=False)
-    output_unwatched: bool = field(default=False, compare=False)
+    output_unwatched: NotWatched | None = field(default=None, compare=False)
     # The process that walks the content to check a watcher's word (`sitegen serve`, the build
     # daemon: content/walker.py); `content_unwalked` once it could not be started or asked.
     walker: ContentWalker | None = field(default=None, compare=False)

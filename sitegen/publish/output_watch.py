@@ -15,9 +15,10 @@ Used only where that holds: on Linux, the output on a local file system (a netwo
 system's inotify does not see another machine's writes), and where its folders leave a quarter
 of the user's inotify watches (`fs.inotify.max_user_watches`) free of the watches the user's
 processes hold already, another daemon's among them (each pins a folder's inode in kernel
-memory; the rest are left to the user's editors and tools). Not seen, as inotify does not
-report them: a file changed through a hard link from outside the output, or through a shared
-memory map (docs/performance.md).
+memory; the rest are left to the user's editors and tools). Where they do not fit, the build
+says so once, walks, and arms the watch once as many are free (`NotWatched`). Not seen, as
+inotify does not report them: a file changed through a hard link from outside the output, or
+through a shared memory map (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import re
 import sys
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 if sys.platform == "linux":
     from inotify_simple import INotify, flags
@@ -75,24 +76,28 @@ class OutputWatch:
         self._closing = weakref.finalize(self, inotify.close)
 
     @classmethod
-    def arm(cls, root: Path) -> OutputWatch | None:
-        """A watch on `root` and every folder in it, or None where one cannot be trusted or
-        would take too many of the user's watches (then the build walks the output)."""
+    def arm(cls, root: Path) -> OutputWatch | NotWatched:
+        """A watch on `root` and every folder in it, or why there is none: where one cannot be
+        trusted, or would take too many of the user's watches (then the build walks the
+        output)."""
         if INotify is None or not _local(root):
-            return None
+            return NotWatched(None, "its file system's inotify may not see every change")
         folders = _folders(root)
-        if folders is None or len(folders) > _watch_budget():
-            return None
+        if folders is None:
+            return NotWatched(0, "its folders could not be read")
+        budget = _watch_budget()
+        if len(folders) > budget:
+            return NotWatched(len(folders), _short_of(len(folders), budget))
         try:
             watch = cls(root, INotify(nonblocking=True))
-        except OSError:
-            return None
+        except OSError as error:
+            return NotWatched(0, f"inotify refused ({error.strerror})")
         try:
             for folder in folders:
                 watch._add(folder)
-        except OSError:  # the watch limit reached, or a folder gone meanwhile
+        except OSError as error:  # the watch limit reached, or a folder gone meanwhile
             watch.close()
-            return None
+            return NotWatched(len(folders), f"inotify refused a watch ({error.strerror})")
         return watch
 
     def _add(self, folder: str) -> None:
@@ -108,11 +113,11 @@ class OutputWatch:
             self._stale = True
         return not self._stale
 
-    def settled(self) -> OutputWatch | None:
+    def settled(self) -> OutputWatch | NotWatched:
         """What to hold for the next build, once this build's own writes are done: this watch,
         the folders the build made (or moved in) watched too; or, after anything else (the
         output changed by someone else first, replaced whole, a queue overflow), a new watch
-        of the whole output; None where there can be none."""
+        of the whole output, or why there can be none."""
         try:
             while not self._stale and (events := self._read()):
                 for event in events:
@@ -160,6 +165,35 @@ class OutputWatch:
 
     def close(self) -> None:
         self._closing()
+
+
+class NotWatched(NamedTuple):
+    """Why an output is not watched, and whether a later build may try again."""
+
+    # The watches it wanted: tried again once that many are free (0: by the next build;
+    # None: never, as no watch of it could be trusted).
+    wanted: int | None
+    reason: str
+
+    def may_fit(self) -> bool:
+        """Whether arming a watch is worth trying again: never where none could be trusted,
+        and where watches were wanted, only once that many are free (counting them takes
+        milliseconds, listing the output's folders ~0.5 s at 100k runs' pages)."""
+        if self.wanted is None:
+            return False
+        return self.wanted == 0 or self.wanted <= _watch_budget()
+
+
+def _short_of(wanted: int, budget: int) -> str:
+    try:
+        limit = f"{int(MAX_WATCHES.read_text()):,}"
+    except (OSError, ValueError):
+        limit = "unknown"
+    free = max(budget, 0)
+    return (
+        f"its {wanted:,} folders want more inotify watches than this user has free ({free:,}"
+        f" of fs.inotify.max_user_watches {limit}, less a quarter and those held)"
+    )
 
 
 def _folders(root: Path) -> list[str] | None:

@@ -20,6 +20,7 @@ import sitegen.content.walk
 import sitegen.pipeline
 import sitegen.process
 import sitegen.publish.incremental
+import sitegen.publish.output_watch
 import sitegen.render.assets
 import sitegen.render.environment
 import sitegen.render.render
@@ -41,6 +42,7 @@ from sitegen.publish.incremental import (
     state_path,
     write_state,
 )
+from sitegen.publish.output_watch import NotWatched, OutputWatch
 from sitegen.render.errors import RenderError
 from sitegen.render.render import Output
 from sitegen.site.lookup import SiteLookup, listed_order
@@ -651,7 +653,9 @@ def test_pages_are_chosen_before_the_walks_are_waited_for(
     is watched (publish/output_watch.py), it is walked only once the watch saw it change."""
     monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 1)
     if not watched:
-        monkeypatch.setattr(sitegen.pipeline.OutputWatch, "arm", lambda root: None)
+        monkeypatch.setattr(
+            sitegen.pipeline.OutputWatch, "arm", lambda root: NotWatched(None, "not here")
+        )
     events: list[str] = []
 
     def noted(name: str, call: Callable[..., object]) -> Callable[..., object]:
@@ -693,6 +697,52 @@ def test_pages_are_chosen_before_the_walks_are_waited_for(
     missed = ["choose_pages", *unchanged, "unseen_change True", "choose_pages"]
     assert rebuilt("missed", first)[: len(missed)] == missed
     assert rebuilt("told again", first) == chosen_first
+
+
+def test_an_output_short_of_watches_is_walked_said_once_and_watched_once_they_are_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held build whose output wants more inotify watches than are free (another daemon's
+    output holds them) says so once and walks the output; a later build arms the watch once
+    as many are free, and lists the output's folders to do so only then."""
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 1)  # the walk made here
+    content, out = site_content(tmp_path), tmp_path / "public"
+    held = {"count": 10**9}
+    monkeypatch.setattr(sitegen.publish.output_watch, "watches_held", lambda: held["count"])
+    listed: list[Path] = []
+    folders = sitegen.publish.output_watch._folders
+    monkeypatch.setattr(
+        sitegen.publish.output_watch, "_folders", lambda root: listed.append(root) or folders(root)
+    )
+    state = State()
+    built = build_site(content, out, incremental=True, state=state)
+    assert state.output_watch is None and state.output_unwatched is not None
+    (warning,) = [w for w in built.warnings if "not watched" in w]
+    assert warning.startswith("the output is not watched: its ")
+    assert "folders want more inotify watches than this user has free" in warning
+    assert warning.endswith("until it is, each build walks the output to find what changed there")
+    assert listed == [out.resolve()]
+    first = run_files(content)[0]
+    walks: list[bool] = []
+    walk = sitegen.pipeline.tree_unchanged
+    monkeypatch.setattr(
+        sitegen.pipeline, "tree_unchanged", lambda *a: walks.append(walk(*a)) or walks[-1]
+    )
+    edit(first, _raise_median)
+    built = build_site(content, out, incremental=True, state=state, changed={str(first)})
+    assert not [w for w in built.warnings if "not watched" in w]  # said once
+    assert walks == [True] and state.output_watch is None
+    assert listed == [out.resolve()]  # still short: the folders not listed again
+    held["count"] = 0  # the other daemon ended
+    edit(first, _raise_median)
+    built = build_site(content, out, incremental=True, state=state, changed={str(first)})
+    assert walks == [True, True] and isinstance(state.output_watch, OutputWatch)
+    assert state.output_unwatched is None and len(listed) == 2
+    assert tree(out) == cold(content, tmp_path, "watched again")
+    edit(first, _raise_median)
+    built = build_site(content, out, incremental=True, state=state, changed={str(first)})
+    assert walks == [True, True]  # the watch saw nothing else: no walk
+    assert tree(out) == cold(content, tmp_path, "watched")
 
 
 def _raise_median(document: dict) -> None:  # type: ignore[type-arg]

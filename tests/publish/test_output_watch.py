@@ -12,7 +12,7 @@ import pytest
 from inotify_simple import Event, flags
 
 import sitegen.publish.output_watch as output_watch
-from sitegen.publish.output_watch import OutputWatch
+from sitegen.publish.output_watch import NotWatched, OutputWatch
 
 
 def output(tmp_path: Path) -> Path:
@@ -25,7 +25,7 @@ def output(tmp_path: Path) -> Path:
 
 def armed(root: Path) -> OutputWatch:
     watch = OutputWatch.arm(root)
-    assert watch is not None
+    assert isinstance(watch, OutputWatch)
     assert watch.unchanged()
     return watch
 
@@ -63,7 +63,7 @@ def test_a_change_made_after_the_build_is_seen_and_stays_seen(tmp_path: Path, ch
     assert not watch.unchanged()  # asked again by a build that starts over
     # The build that walked and rewrote the output holds a new watch of all of it.
     rearmed = watch.settled()
-    assert rearmed is not None and rearmed is not watch
+    assert isinstance(rearmed, OutputWatch) and rearmed is not watch
     assert rearmed.unchanged()
 
 
@@ -101,14 +101,14 @@ def test_an_overflow_or_the_output_replaced_means_a_new_watch(tmp_path: Path) ->
     # The kernel's queue overflowed while the build wrote (events were lost): watch it all.
     watch._follow(Event(wd=-1, mask=flags.Q_OVERFLOW, cookie=0, name=""))
     rearmed = watch.settled()
-    assert rearmed is not None and rearmed is not watch
+    assert isinstance(rearmed, OutputWatch) and rearmed is not watch
     # The output replaced whole, as a full build swaps a staging tree in.
     replaced = tmp_path / "staging"
     shutil.copytree(root, replaced)
     os.rename(root, tmp_path / "old")
     os.rename(replaced, root)
     again = rearmed.settled()
-    assert again is not None and again is not rearmed
+    assert isinstance(again, OutputWatch) and again is not rearmed
     (root / "runs" / "a" / "index.html").write_text("someone else")
     assert not again.unchanged()
 
@@ -121,7 +121,10 @@ def test_no_watch_where_it_could_not_be_trusted(
     # A network file system's inotify does not see other machines' writes.
     mounts.write_text(f"36 25 0:32 / {tmp_path} rw,relatime shared:1 - nfs4 server:/ rw\n")
     monkeypatch.setattr(output_watch, "MOUNTS", mounts)
-    assert OutputWatch.arm(root) is None
+    assert OutputWatch.arm(root) == NotWatched(
+        None, "its file system's inotify may not see every change"
+    )
+    assert not NotWatched(None, "never").may_fit()
     # A mount point's name as the kernel escapes it (a space: \\040).
     spaced = tmp_path / "a b"
     spaced.mkdir()
@@ -134,10 +137,35 @@ def test_no_watch_where_it_could_not_be_trusted(
     watches.write_text("40\n")  # 30 usable: root, runs, runs/a are 3
     monkeypatch.setattr(output_watch, "MAX_WATCHES", watches)
     monkeypatch.setattr(output_watch, "watches_held", lambda: 27)
-    assert OutputWatch.arm(root) is not None
+    assert isinstance(OutputWatch.arm(root), OutputWatch)
     monkeypatch.setattr(output_watch, "watches_held", lambda: 28)  # another daemon's, say
-    assert OutputWatch.arm(root) is None
-    assert OutputWatch.arm(tmp_path / "missing") is None
+    short = OutputWatch.arm(root)
+    assert short == NotWatched(3, short.reason)
+    assert "its 3 folders want more inotify watches than this user has free (2 of" in short.reason
+    assert not short.may_fit()  # told without listing the output's folders again
+    monkeypatch.setattr(output_watch, "watches_held", lambda: 27)  # the other one ended
+    assert short.may_fit()
+    missing = OutputWatch.arm(tmp_path / "missing")
+    assert missing == NotWatched(0, "its folders could not be read") and missing.may_fit()
+
+
+def test_a_watch_refused_by_inotify_is_undone_and_tried_again_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = output(tmp_path)
+    added: list[int] = []
+
+    def refused(self: OutputWatch, folder: str) -> None:
+        if len(added) == 2:  # the user's limit reached by someone else meanwhile
+            raise OSError(28, "No space left on device")
+        added.append(self._inotify.add_watch(folder, self._mask))
+
+    monkeypatch.setattr(OutputWatch, "_add", refused)
+    assert OutputWatch.arm(root) == NotWatched(
+        3, "inotify refused a watch (No space left on device)"
+    )
+    monkeypatch.undo()
+    armed(root)
 
 
 def test_a_queue_that_cannot_be_read_means_a_walk(
@@ -153,7 +181,7 @@ def test_a_queue_that_cannot_be_read_means_a_walk(
     monkeypatch.undo()
     assert not watch.unchanged()  # still: nothing can say what happened meanwhile
     rearmed = watch.settled()
-    assert rearmed is not None and rearmed.unchanged()
+    assert isinstance(rearmed, OutputWatch) and rearmed.unchanged()
 
 
 def test_the_watches_this_users_processes_hold_are_counted(tmp_path: Path) -> None:
