@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -270,3 +271,76 @@ def test_a_load_told_what_changed_reads_that_alone_and_gives_a_whole_loads_resul
     assert told.problems == whole.problems and told.problems
     kept = {id(r) for r in first.resources}
     assert [r.path for r in told.resources if id(r) not in kept] == [run.path]
+
+
+def test_a_held_load_of_the_same_walk_is_patched_where_its_files_were_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load told what changed, after one of the same walk, puts the files it read again in
+    their places in the last load's resources instead of joining every file's anew; a file
+    whose resources or problems change, or a load stopped partway, means the whole join.
+    Each result is a whole load's, and the caller's list is its own."""
+    import sitegen.content.load
+    from tests.conftest import FIXTURES
+
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "site" / "content", content)
+    cache: sitegen.content.load.LoadCache = {}
+    held: sitegen.content.load.HeldLoads = {}
+    walked = sitegen.content.load.HeldWalk()
+    first = load_content(content, cache=cache, held=held, walked=walked)
+    runs = [r for r in first.resources if r.kind == "BenchmarkRun" and not r.where]
+    paths = [Path(r.path.replace("content/", f"{content}/", 1)) for r in runs]
+    paths = [p for p in paths if "timing" in json.loads(p.read_bytes())["spec"]][:2]
+
+    def slower(path: Path, by: int) -> bytes:  # a new digest
+        document = json.loads(original[paths.index(path)])
+        document["spec"]["timing"]["latencyNs"]["median"] += by
+        return json.dumps(document).encode()
+
+    patched: list[bool] = []
+    patch = sitegen.content.load._patched_load
+
+    def noted(*args: Any) -> object:
+        found = patch(*args)
+        patched.append(found is not None)
+        return found
+
+    monkeypatch.setattr(sitegen.content.load, "_patched_load", noted)
+
+    def told(path: Path, data: bytes, looking: Callable[..., object] | None = None) -> list[Any]:
+        path.write_bytes(data)
+        result = load_content(
+            content, cache=cache, held=held, walked=walked, changed={str(path)}, looking=looking
+        )
+        whole = load_content(content)
+        assert [(r.path, r.where, r.digest) for r in result.resources] == [
+            (r.path, r.where, r.digest) for r in whole.resources
+        ]
+        assert result.problems == whole.problems
+        problems = list(result.problems)
+        result.resources.clear()  # the caller's own: the next load is not changed by it
+        result.problems.clear()
+        return problems
+
+    original = [path.read_bytes() for path in paths]
+    told(paths[0], slower(paths[0], 1))
+    assert patched == []  # the first load told what changed joins every file: held since
+    told(paths[0], slower(paths[0], 2))
+    told(paths[1], slower(paths[1], 1))
+    assert patched == [True, True]
+    assert told(paths[0], b"{")  # a problem found: joined anew
+    assert patched == [True, True, False]
+    told(paths[0], original[0])  # a problem gone: joined anew
+    told(paths[1], original[1])
+    assert patched == [True, True, False, False, True]
+
+    def stopped(looked_at: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        told(paths[0], slower(paths[0], 3), looking=stopped)
+    told(paths[1], slower(paths[1], 2))  # the stopped load's file read
+    assert patched == [True, True, False, False, True]  # nothing held of a stopped load
+    told(paths[1], original[1])
+    assert patched[-1] is True
