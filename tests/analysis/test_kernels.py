@@ -279,3 +279,49 @@ def test_a_changed_kernels_order_is_patched_and_equals_a_fresh_one(
             c: [r.digest for r in runs] for c, runs in fresh.cohorts.items()
         }
         assert now.newest == tuple(newest_first(now.runs.values()))
+
+
+def test_a_gone_kernels_cohort_parts_are_dropped(tmp_path: Path) -> None:
+    """What was made of a kernel's cohorts (`kernel_of_cohorts`) is held while the kernel is,
+    for every use, and nothing of it once the kernel is gone (with its operation: a change
+    of a resource that is not a run, which drops all that was held)."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    held = HeldAnalysis()
+    first = analysed(content, held)
+
+    def parts(analysis: Analysis) -> dict[str, int]:
+        return sitegen.analysis.kernels.per_kernel_of_cohorts(
+            analysis, "count", lambda kernel, runs: len(runs), lambda kernel, got: len(got)
+        )
+
+    def history(analysis: Analysis) -> None:  # a use of one kernel at a time, as history's
+        for kernel in analysis.kernels:
+            sitegen.analysis.kernels.kernel_of_cohorts(
+                held, "history", kernel, analysis.cohorts, lambda k, runs: 0, lambda k, got: 0
+            )
+
+    counted = parts(first)
+    assert counted and history(first) is None
+    keys = {kernel.key for kernel in first.kernels}
+    assert set(held.cohort_parts["count"]) == set(held.cohort_parts["history"]) == keys
+    # The kernel with runs first in order goes: its operation, and every resource that
+    # names it or one of those (its implementations, workloads and runs).
+    gone = next(kernel.key for kernel in first.kernels if kernel.runs)
+    resources = check_content(content).catalog.resources
+    named, files = {gone}, set()
+    while grown := {
+        r for r in resources if r.digest not in named and any(d.encode() in r.raw for d in named)
+    }:
+        named |= {r.digest for r in grown}
+        files |= {r.path for r in grown}
+    files |= {r.path for r in resources if r.digest == gone}
+    for shown in files:
+        (content / shown.split("/", 1)[1]).unlink()
+    after = analysed(content, held)
+    assert gone not in {kernel.key for kernel in after.kernels}
+    assert gone not in held.cohort_parts.get("count", {})
+    assert parts(after) == {key: count for key, count in counted.items() if key != gone}
+    assert history(after) is None
+    for use in ("count", "history"):
+        assert set(held.cohort_parts[use]) == keys - {gone}, use
