@@ -21,6 +21,7 @@ import sitegen.pipeline
 import sitegen.process
 import sitegen.publish.incremental
 import sitegen.publish.output_watch
+import sitegen.publish.write
 import sitegen.render.assets
 import sitegen.render.environment
 import sitegen.render.render
@@ -648,9 +649,11 @@ def test_pages_are_chosen_before_the_walks_are_waited_for(
     """The build daemon's rebuild (a state held, `incremental`, a watcher's word) chooses the
     pages to render before it asks whether the output is as the last build left it and
     whether the watcher missed a change (walks a CPU aside makes meanwhile, here made when
-    asked), and writes nothing before both answer: an output changed since is written whole,
-    a missed change starts the build again. A cold build's bytes each time. Where the output
-    is watched (publish/output_watch.py), it is walked only once the watch saw it change."""
+    asked). It renders the changed pages into its staging tree before it waits for the second
+    (the walk runs beside the render) and moves nothing in before both answer: an output
+    changed since is written whole (the second asked first then), a missed change starts the
+    build again, the output untouched. A cold build's bytes each time. Where the output is
+    watched (publish/output_watch.py), it is walked only once the watch saw it change."""
     monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 1)
     if not watched:
         monkeypatch.setattr(
@@ -666,8 +669,11 @@ def test_pages_are_chosen_before_the_walks_are_waited_for(
 
         return wrapped
 
-    for name in ("choose_pages", "tree_unchanged", "unseen_change", "forget_state"):
+    unseen_change = sitegen.pipeline.unseen_change
+    for name in ("choose_pages", "tree_unchanged", "unseen_change", "forget_state", "render_into"):
         monkeypatch.setattr(sitegen.pipeline, name, noted(name, getattr(sitegen.pipeline, name)))
+    apply = sitegen.publish.write.Patch.apply
+    monkeypatch.setattr(sitegen.publish.write.Patch, "apply", noted("apply", apply))
     content, out = site_content(tmp_path), tmp_path / "public"
     state = State()
     assert build_site(content, out, incremental=True, state=state).out_dir is not None
@@ -681,21 +687,34 @@ def test_pages_are_chosen_before_the_walks_are_waited_for(
         events.clear()
         built = build_site(content, out, incremental=True, state=state, changed={str(told)})
         assert built.out_dir is not None, name
+        made = events[:]  # not the cold build's below
         assert tree(out) == cold(content, tmp_path, name), name
-        return events[:]
+        return made
 
     unchanged = [] if watched else ["tree_unchanged True"]
-    chosen_first = ["choose_pages", *unchanged, "unseen_change False", "forget_state"]
+    staged = ["choose_pages", *unchanged, "forget_state", "render_into"]
+    chosen_first = [*staged, "unseen_change False", "apply"]
     assert rebuilt("told", first) == chosen_first
     assert rebuilt("defaced", first, deface=True) == [
         "choose_pages",
         "tree_unchanged False",
         "unseen_change False",
         "forget_state",
+        "render_into",
     ]
-    # The missed save is found before anything is written; then the tree is walked again.
-    missed = ["choose_pages", *unchanged, "unseen_change True", "choose_pages"]
+    # The missed save is found before anything is moved in; then the tree is walked again.
+    before = {path: path.stat().st_ino for path in out.rglob("*") if path.is_file()}
+    changed: list[Path] = []
+
+    def looked(*args: object) -> object:
+        answer = unseen_change(*args)
+        changed.extend(p for p, ino in before.items() if not p.is_file() or p.stat().st_ino != ino)
+        return answer
+
+    monkeypatch.setattr(sitegen.pipeline, "unseen_change", noted("unseen_change", looked))
+    missed = [*staged, "unseen_change True", "choose_pages"]
     assert rebuilt("missed", first)[: len(missed)] == missed
+    assert changed == []  # the output as it was when the missed change was found
     assert rebuilt("told again", first) == chosen_first
 
 
