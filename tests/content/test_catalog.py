@@ -148,6 +148,7 @@ def test_a_held_resolution_gives_what_resolving_anew_gives() -> None:
     pool = [variant(e, n) for n, e in enumerate(rng.choices(runs + shared, k=60))]
     held = HeldResolution()
     current = list(base)
+    troubled_steps = 0
     for step in range(40):
         for _ in range(rng.randint(1, 4)):
             if rng.random() < 0.5 and len(current) > len(base) // 2:
@@ -163,12 +164,17 @@ def test_a_held_resolution_gives_what_resolving_anew_gives() -> None:
         catalog, problems = resolve(list(listed), strict, held)  # its own: held, not changed
         fresh, fresh_problems = resolve(listed, strict)
         assert problems == fresh_problems, step
+        # Only the outcomes with a problem are read for them: those, every time.
+        troubled = {d for d, o in held.resolved.items() if o.problems or o.dangling}
+        assert held.troubled == troubled, step
+        troubled_steps += bool(troubled)
         assert catalog == fresh, step
         assert list(catalog.resources) == list(fresh.resources), step
         assert [e.digest for e in catalog.resources] == sorted(fresh.by_digest)
         assert list(catalog.used_by) == list(fresh.used_by)
         for kind in {e.kind for e in current}:
             assert catalog.of_kind(kind) == fresh.of_kind(kind)
+    assert troubled_steps > 20  # the walk broke references and mended them
 
 
 def test_all_but_a_kind_is_every_other_resource_in_digest_order() -> None:
