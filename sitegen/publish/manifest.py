@@ -26,7 +26,7 @@ from sitegen.analysis.kernels import Analysis, RunFacts
 from sitegen.content.catalog import Catalog
 from sitegen.content.loaded import LoadedResource
 from sitegen.content.run_summary import Shape
-from sitegen.content.stretches import Stretch, same_stretches
+from sitegen.content.stretches import Stretch
 from sitegen.model.digest import DIGEST_PATTERN, canonical_json
 from sitegen.model.resources import KINDS
 from sitegen.model.text import check_line
@@ -149,7 +149,8 @@ class _Entries:
         entries: list[Entry] = []
         others: list[int] = []  # the places of the resources that are not runs
         done = 0
-        for stretch in [*same_stretches(last_items, items), Stretch(len(items), len(items), 0)]:
+        found = self.held.stretches(last_items, items)
+        for stretch in [*found, Stretch(len(items), len(items), 0)]:
             for number in range(done, stretch.start):
                 resource = items[number]
                 run = self.runs.get(resource.digest)

@@ -184,6 +184,7 @@ def _add_lines(
     line: Callable[[T], bytes],
     separator: bytes,
     last: HeldLines | None,
+    stretches_of: Callable[[tuple[T, ...], tuple[T, ...]], list[Stretch]] = same_stretches,
 ) -> tuple[array[int], array[int], bool]:
     """Add each item's line to `joined`, `separator` between two, and say where each is, and
     whether the bytes are `last`'s (each line taken from it in place, or made again the same:
@@ -192,7 +193,7 @@ def _add_lines(
     same line: a stretch of them is taken from it at once (~0.3 s less for the export at 100k
     runs than a line each), as views of its bytes (~0.2 s less than a copy)."""
     starts, ends = array("q"), array("q")
-    stretches = same_stretches(last.items, items) if last is not None else []
+    stretches = stretches_of(last.items, items) if last is not None else []
     same = last is not None and len(items) == len(last.items)
     done = 0
     for stretch in [*stretches, Stretch(len(items), len(items), 0)]:
@@ -256,7 +257,9 @@ def export_jsonl(resources: Sequence[LoadedResource], held: HeldAnalysis | None 
     items = tuple(resources)
     last = held.export if held is not None else None
     joined = _Joined()
-    starts, ends, same = _add_lines(joined, items, _export_line, b"", last)
+    # The catalog's resources, as the analysis compared them: their stretches found then.
+    finder = held.stretches if held is not None else same_stretches
+    starts, ends, same = _add_lines(joined, items, _export_line, b"", last, finder)
     if held is None:
         return joined.data()
     data = joined.data(_held_name(last, same))

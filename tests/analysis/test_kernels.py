@@ -6,6 +6,7 @@ import json
 import operator
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -325,3 +326,42 @@ def test_a_gone_kernels_cohort_parts_are_dropped(tmp_path: Path) -> None:
     assert history(after) is None
     for use in ("count", "history"):
         assert set(held.cohort_parts[use]) == keys - {gone}, use
+
+
+def test_the_resources_stretches_are_found_once_a_build_for_their_three_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held build compares its resources with the last build's once (`HeldAnalysis.
+    stretches`): the analysis, the manifest's entries and the export share what it found.
+    Other pairs of sequences are compared each time they are asked."""
+    from sitegen.pipeline import build_site
+    from tests.publish.test_incremental import cold
+    from tests.test_pipeline import tree
+
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    asked: list[tuple[int, int]] = []
+    same_stretches = sitegen.analysis.kernels.same_stretches
+
+    def counted(last: Any, now: Any, *rest: Any) -> Any:
+        asked.append((id(last), id(now)))
+        return same_stretches(last, now, *rest)
+
+    monkeypatch.setattr(sitegen.analysis.kernels, "same_stretches", counted)
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    held = state.analysis
+    last = held.resources
+    edit_median(timed_run(content))
+    asked.clear()
+    assert build_site(content, out, state=state).out_dir is not None
+    assert asked == [(id(last), id(held.resources))]
+    assert held.found_stretches is not None and held.found_stretches[1] is held.resources
+    one, two = (object(), object()), (object(),)
+    asked.clear()
+    assert held.stretches(one, two) == held.stretches(one, two) == []
+    assert len(asked) == 1  # asked again: found once
+    held.stretches(one, (object(),))
+    assert len(asked) == 2  # another tuple: found anew
+    assert tree(out) == cold(content, tmp_path, "edited")
