@@ -435,8 +435,6 @@ def _build(
                 missed,
             )
             if written is None:
-                if incremental and not on_disk:  # its staged pages' events are its own
-                    _watch_output(state, out_dir.resolve())
                 # A change the watcher reports (or, saved a moment ago, is about to) is the
                 # next build's to take, without walking the whole tree again here.
                 stop_if_superseded_within(WATCHER_LAG_S)
@@ -580,8 +578,9 @@ def _watch_output(state: State, target: Path) -> str | None:
     """Hold, for the next build, whether anyone changes the output from now on: the watch
     taken over this build's own writes, or one armed (~1.6 s at 100k runs' pages), tried again
     by a later build where it wanted more watches than were free and as many are now (another
-    daemon's ended, say). A warning the first time there is none for want of watches: each
-    build then walks the output (~2.4 s at 100k runs' pages)."""
+    daemon's ended, say). A warning where there is none for want of watches and the last
+    build did not say so already: each build then walks the output (~2.4 s at 100k runs'
+    pages)."""
     if state.output_watch is not None:
         found = state.output_watch.settled()
     elif state.output_unwatched is None or state.output_unwatched.may_fit():
@@ -591,10 +590,10 @@ def _watch_output(state: State, target: Path) -> str | None:
     if isinstance(found, OutputWatch):
         state.output_watch, state.output_unwatched = found, None
         return None
-    first = state.output_unwatched is None
+    before = state.output_unwatched
     state.output_watch, state.output_unwatched = None, found
-    if not first or not found.wanted:
-        return None
+    if not found.wanted or (before is not None and before.wanted):
+        return None  # nothing to be done about it, or said already
     return (
         f"the output is not watched: {found.reason}; until it is, each build walks the output"
         " to find what changed there"

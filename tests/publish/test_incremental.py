@@ -764,6 +764,32 @@ def test_an_output_short_of_watches_is_walked_said_once_and_watched_once_they_ar
     assert tree(out) == cold(content, tmp_path, "watched")
 
 
+def test_an_output_falling_short_of_watches_is_said_once_each_time_it_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a held build says of its output's watch: that it is short of watches, where the
+    last build did not say so already (a folder unreadable for a build does not hide it),
+    and nothing where no watch could be trusted or the watch is armed."""
+    short = NotWatched(9, "its 9 folders want more inotify watches than this user has free")
+    answers: list[OutputWatch | NotWatched] = [
+        NotWatched(0, "its folders could not be read"),
+        short,
+        short,
+        NotWatched(0, "its folders could not be read"),
+        short,
+        NotWatched(None, "its file system's inotify may not see every change"),
+    ]
+    monkeypatch.setattr(sitegen.pipeline.OutputWatch, "arm", lambda root: answers.pop(0))
+    monkeypatch.setattr(sitegen.publish.output_watch, "_watch_budget", lambda: 100)
+    state = State()
+    said = [sitegen.pipeline._watch_output(state, tmp_path) for _ in range(6)]
+    told = f"the output is not watched: {short.reason}; until it is, each build walks the output"
+    told += " to find what changed there"
+    assert said == [None, told, None, None, told, None]
+    assert answers == [] and state.output_unwatched is not None
+    assert sitegen.pipeline._watch_output(state, tmp_path) is None  # never tried again
+
+
 def _raise_median(document: dict) -> None:  # type: ignore[type-arg]
     document["spec"]["timing"]["latencyNs"]["median"] += 1
 
