@@ -11,7 +11,6 @@ are ever ranked against each other. Everything here is plain data; site/ formats
 from __future__ import annotations
 
 import bisect
-import itertools
 import json
 import operator
 import re
@@ -630,9 +629,7 @@ def _analyse_held(
     for run in held.fresh:
         held.facts[_place(run.entry)] = run
     held.resources, held.facts_at, held.digests = resources, facts_at, digests
-    # In C (~0.08 s less at 100k runs than a comprehension): a run's facts, a non-empty
-    # tuple, are true, and None is not.
-    facts = dict(zip(itertools.compress(digests, facts_at), filter(None, facts_at), strict=True))
+    facts = {d: run for d, run in zip(digests, facts_at, strict=True) if run is not None}
 
     # The last build's groups by kernel and by cohort, patched where a few runs changed; else
     # (or should a patch not find a run where the last build left it) grouped anew.
