@@ -13,7 +13,6 @@ import contextlib
 import functools
 import gc
 import math
-import multiprocessing
 import os
 import pickle
 import signal
@@ -21,10 +20,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from multiprocessing.context import ForkContext
 from pathlib import Path
 from types import FrameType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:  # multiprocessing with its first use: ~7 ms of every command's start
+    from multiprocessing.context import ForkContext
 
 T = TypeVar("T")
 
@@ -77,6 +78,8 @@ def fork_context() -> ForkContext:
     """Workers are forked: they inherit the loaded catalog and planned site without pickling."""
     global _forking_process
     _forking_process = os.getpid()
+    import multiprocessing
+
     return multiprocessing.get_context("fork")
 
 

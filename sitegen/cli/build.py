@@ -15,7 +15,6 @@ from sitegen.model.problems import format_report, printable
 from sitegen.model.wording import counted
 from sitegen.progress import Progress
 from sitegen.publish.deploy import CONTEXTS, Deployment, deployment_from
-from sitegen.publish.write import InterruptedAfterSwap
 
 if TYPE_CHECKING:
     from sitegen.publish.incremental import State
@@ -186,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
 
 def interrupted(interrupt: KeyboardInterrupt) -> str:
     """What an interrupted build left: the staging tree is removed on the way out (write.py)."""
+    from sitegen.publish.write import InterruptedAfterSwap  # ~11 ms a command: not to parse
+
     if isinstance(interrupt, InterruptedAfterSwap):
         return "the new site is in place; the next build removes what is left of the old one"
     return "the previous site is intact"

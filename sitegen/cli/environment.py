@@ -13,9 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sitegen.capture.environment import describe, packages_to_read
-from sitegen.capture.record import read_record, write_record
-from sitegen.capture.tools import CaptureError
 from sitegen.cli.exit_codes import EXIT_OK, EXIT_USAGE
 from sitegen.model.problems import printable
 
@@ -59,6 +56,12 @@ def add_to(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Only when run: every command's module is imported to parse any command (~17 ms of a
+    # `sitegen build` sent to the build daemon, which waits for it).
+    from sitegen.capture.environment import describe, packages_to_read
+    from sitegen.capture.record import read_record, write_record
+    from sitegen.capture.tools import CaptureError
+
     record = read_record(args.python, packages_to_read(args.library))
     if args.record is not None:
         try:
