@@ -722,7 +722,9 @@ def _write_incremental(
     index = None
     if usable:
         try:
-            with patched(out_dir, content_dir) as patch:
+            # A held state's process lives on: the replaced big files are freed by a thread.
+            aside = state.discarding if held_files is not None else None
+            with patched(out_dir, content_dir, aside) as patch:
                 output.sink(patch.write)
                 render_into(site, urls, output, progress.pages, environment, chosen=chosen)
                 # Asked only now, the changed files staged, not moved in: the walk (~1 s at

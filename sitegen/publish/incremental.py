@@ -35,6 +35,7 @@ import itertools
 import operator
 import os
 import stat
+import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,8 @@ class State:
     # daemon: content/walker.py); `content_unwalked` once it could not be started or asked.
     walker: ContentWalker | None = field(default=None, compare=False)
     content_unwalked: bool = field(default=False, compare=False)
+    # The threads removing the last patch's staging tree (publish/write.py's `patched`).
+    discarding: list[threading.Thread] = field(default_factory=list, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:

@@ -25,6 +25,7 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -234,14 +235,21 @@ def staged(
         raise
 
 
+# A replaced file this big is linked into the staging tree first where its removal is left to a
+# thread (`patched`'s `discard_aside`): the rename then frees none of its pages (~0.03 s at 100k
+# runs for the export and the manifest, ~250 MB on tmpfs).
+DISCARD_ASIDE_BYTES = 1 << 20
+
+
 class Patch:
     """The files an incremental build changes, staged beside the output, and what it deletes."""
 
-    def __init__(self, target: Path) -> None:
+    def __init__(self, target: Path, discard_aside: bool = False) -> None:
         self.target = target
         self.staging = Staging(target)
         self.deleted: list[str] = []
         self.changed: list[str] = []  # what `apply` moved in or deleted
+        self._discard_aside = discard_aside
 
     def write(self, path: str, data: Data) -> None:
         self.staging.write(path, data)
@@ -281,14 +289,17 @@ class Patch:
                     elif entry.name != MARKER or Path(entry.path).parent != root:
                         moved.append(Path(entry.path).relative_to(root).as_posix())
         inside = _Inside(self.target)
+        aside = root / DISCARDED if self._discard_aside else None
         try:
-            for path in sorted(moved):
+            for number, path in enumerate(sorted(moved)):
                 inside.folder(path.rpartition("/")[0], make=True)
-                inside.replaceable(path)
+                size = inside.replaceable(path)
+                if aside is not None and size is not None and size >= DISCARD_ASIDE_BYTES:
+                    _link_aside(self.target / path, aside, number)
                 os.replace(root / path, self.target / path)
             for path in sorted(self.deleted):
                 folder = path.rpartition("/")[0]
-                if not inside.folder(folder, make=False) or not inside.replaceable(path):
+                if not inside.folder(folder, make=False) or inside.replaceable(path) is None:
                     continue
                 try:
                     (self.target / path).unlink()
@@ -303,6 +314,19 @@ class Patch:
         except OSError as error:
             raise WriteError.of(error, self.target) from None
         return sorted(moved) + sorted(self.deleted)
+
+
+DISCARDED = "discarded"  # the staging tree's folder of replaced files' second names
+
+
+def _link_aside(path: Path, folder: Path, number: int) -> None:
+    """A second name for the file at `path` in `folder` (never following a link), where the
+    file system allows one: its bytes are then freed with the staging tree, not by the rename
+    that replaces it."""
+    with contextlib.suppress(OSError):
+        if number == 0 or not folder.is_dir():
+            folder.mkdir(exist_ok=True)
+        os.link(path, folder / str(number), follow_symlinks=False)
 
 
 class _Inside:
@@ -336,34 +360,55 @@ class _Inside:
         self._checked.add(relative)
         return True
 
-    def replaceable(self, relative: str) -> bool:
-        """Whether a file is there to replace or delete; OutputError if it is not a regular
-        file (a link is never written through)."""
+    def replaceable(self, relative: str) -> int | None:
+        """The size of the file there to replace or delete, None where there is none;
+        OutputError if it is not a regular file (a link is never written through)."""
         path = self.root / relative
         try:
-            mode = os.lstat(path).st_mode
+            found = os.lstat(path)
         except FileNotFoundError:
-            return False
-        if not stat.S_ISREG(mode):
+            return None
+        if not stat.S_ISREG(found.st_mode):
             raise OutputError(f"refusing to replace {path}: it is not a regular file")
-        return True
+        return found.st_size
 
 
 @contextmanager
-def patched(out_dir: Path, content_dir: Path | None = None) -> Iterator[Patch]:
+def patched(
+    out_dir: Path,
+    content_dir: Path | None = None,
+    discard_aside: list[threading.Thread] | None = None,
+) -> Iterator[Patch]:
     """Change a previous output in place: the changed files are staged and moved in when the
     block ends; nothing is touched if it raises (the content or a template was wrong). The
-    caller holds the output's lock."""
+    caller holds the output's lock.
+
+    `discard_aside` (a process that lives on: `sitegen serve`, the build daemon): the staging
+    tree, holding the big files replaced, is removed by a thread added to it, not before the
+    block ends; the list's threads are waited for first (the last patch's). A tree the
+    process leaves when killed is removed by the next build (`_remove_leftovers`)."""
     target = check_output_dir(out_dir, content_dir)
     if not (target / MARKER).is_file():
         raise OutputError(f"refusing to patch {target}: not a previous sitegen output")
+    if discard_aside is not None:
+        while discard_aside:
+            discard_aside.pop().join()
     _remove_leftovers(target, SITE_OUTPUT)
-    patch = Patch(target)
+    patch = Patch(target, discard_aside is not None)
+    applied = False
     try:
         yield patch
         patch.apply()
+        applied = True
     finally:
-        remove_tree(patch.staging.root, MARKER)
+        if applied and discard_aside is not None:
+            removal = threading.Thread(
+                target=remove_tree, args=(patch.staging.root, MARKER), name="sitegen-discard"
+            )
+            removal.start()
+            discard_aside.append(removal)
+        else:
+            remove_tree(patch.staging.root, MARKER)
 
 
 @contextmanager

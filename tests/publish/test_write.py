@@ -7,6 +7,8 @@ import os
 import re
 import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 from sitegen.cli import main
 from sitegen.pipeline import build_site
 from sitegen.publish.write import (
+    DISCARD_ASIDE_BYTES,
     MARKER,
     OutputError,
     WriteError,
@@ -174,6 +177,37 @@ def test_a_patch_moves_each_changed_file_in_and_deletes_the_gone(tmp_path: Path)
     assert beside(tmp_path) == ["public"]
     with pytest.raises(OutputError):
         patch.delete("../outside")
+
+
+def test_a_patch_of_a_process_that_lives_on_leaves_its_staging_tree_to_a_thread(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "public"
+    big = b"x" * DISCARD_ASIDE_BYTES
+    write_site({"export.jsonl": big, "small.json": b"s"}, out)
+    before = os.stat(out / "export.jsonl")
+    threads: list[threading.Thread] = []
+    with patched(out, discard_aside=threads) as patch:
+        patch.write("export.jsonl", b"y" * DISCARD_ASIDE_BYTES)
+        patch.write("small.json", b"S")
+        staging = patch.staging.root
+    assert (out / "export.jsonl").read_bytes() == b"y" * DISCARD_ASIDE_BYTES
+    assert (out / "small.json").read_bytes() == b"S"
+    assert len(threads) == 1
+    threads[0].join()
+    # The replaced big file had a second name in the staging tree, removed with it.
+    assert not staging.exists()
+    assert beside(tmp_path) == ["public"]
+    # The next patch waits for the last one's removal first; a failed one removes its own.
+    threads.append(slow := threading.Thread(target=time.sleep, args=(0.2,)))
+    slow.start()
+    with pytest.raises(RuntimeError), patched(out, discard_aside=threads) as patch:
+        assert not slow.is_alive() and threads == []
+        patch.write("small.json", b"half")
+        raise RuntimeError("a template failed")
+    assert threads == [] and beside(tmp_path) == ["public"]
+    assert (out / "small.json").read_bytes() == b"S"
+    assert os.stat(out / "export.jsonl").st_ino != before.st_ino
 
 
 def test_a_staged_folder_replaces_its_old_self_whole_or_not_at_all(tmp_path: Path) -> None:
