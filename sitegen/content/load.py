@@ -145,7 +145,10 @@ def load_content(
         walked.walks += 1
         walked.looked_at = walked.loaded = None
     if cache is not None:
-        return _load_cached(files, problems, cache, workers, meanwhile, held)
+        loaded = _load_cached(files, problems, cache, workers, meanwhile, held)
+        if walked is not None and held:
+            _held_whole(loaded, walked, cache, held)
+        return loaded
     resources: list[LoadedResource] = []
     count = workers if workers is not None else process.load_processes(len(files))
     if count > 1 and len(files) >= PARALLEL_MIN_FILES:
@@ -363,22 +366,32 @@ def _load_looked_at(
         patched = _patched_load(last, read, walked)
         if patched is not None:
             return patched
+    joined = _joined(walked, cache, held)
+    if joined is None:  # a file not held (an earlier load stopped short): the whole way
+        listed = [(path, shown) for shown, path in walked.files.items()]
+        keys = {shown: cache[shown][0] for shown in walked.files}
+        return _load_cached(listed, list(walked.problems), cache, None, None, held, keys)
+    walked.loaded = joined
+    return LoadResult(joined.resources.copy(), joined.problems.copy(), len(joined.place))
+
+
+def _joined(walked: HeldWalk, cache: LoadCache, held: HeldLoads) -> LoadedWalk | None:
+    """The load of the last walk joined from each of its files' held resources and cached
+    problems, in the walk's order; None where a file is not held."""
     files = walked.files.keys()
     try:
         held_files = list(map(held.__getitem__, files))
-    except KeyError:  # a file not held (an earlier load stopped short): the whole way
-        held_files = []
+    except KeyError:
+        return None
     # Each file's resources and problems read in C, ~100k files (~0.03 s less than a call each).
     held_resources = list(map(_RESOURCES, held_files))
     if None in held_resources or len(held_files) != len(files):
-        listed = [(path, shown) for shown, path in walked.files.items()]
-        keys = {shown: cache[shown][0] for shown in files}
-        return _load_cached(listed, list(walked.problems), cache, None, None, held, keys)
+        return None
     resources = list(itertools.chain.from_iterable(held_resources))
     file_problems: list[list[Problem]] = list(map(_PROBLEMS, map(cache.__getitem__, files)))
     problems = list(walked.problems)
     problems += itertools.chain.from_iterable(file_problems)
-    walked.loaded = LoadedWalk(
+    return LoadedWalk(
         cache,
         held,
         resources,
@@ -387,7 +400,20 @@ def _load_looked_at(
         list(itertools.accumulate(map(len, held_resources), initial=0)),
         frozenset(itertools.compress(files, file_problems)),
     )
-    return LoadResult(resources.copy(), problems.copy(), len(files))
+
+
+def _held_whole(result: LoadResult, walked: HeldWalk, cache: LoadCache, held: HeldLoads) -> None:
+    """Hold a whole walk's load as the next load of a few files patches it (`_patched_load`),
+    where the join of its files' held resources is that very load: without it, the first
+    edit after a daemon's first build joined them (~0.2 s at 100k runs)."""
+    joined = _joined(walked, cache, held)
+    if (
+        joined is not None
+        and len(joined.resources) == len(result.resources)
+        and all(map(operator.is_, joined.resources, result.resources))
+        and joined.problems == result.problems
+    ):
+        walked.loaded = joined
 
 
 def _patched_load(last: LoadedWalk, read: list[str], walked: HeldWalk) -> LoadResult | None:

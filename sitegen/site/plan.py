@@ -39,11 +39,11 @@ from sitegen.site.methodology import methodology_page
 from sitegen.site.quality import marks_key, quality_page, series_qualities
 from sitegen.site.records import LazyPage, Page, Planner, Site, held_planner, kept_pages
 from sitegen.site.regressions import regressions_feed, regressions_page
-from sitegen.site.resource import KINDS, resource_continuation, resource_page
+from sitegen.site.resource import KINDS, held_tallies, resource_continuation, resource_page
 from sitegen.site.run import run_key, run_page
 from sitegen.site.search import search_page
 from sitegen.site.sources import sources_page
-from sitegen.site.verdicts import leaderboard_kernel
+from sitegen.site.verdicts import held_gpu_wins, leaderboard_kernel
 from sitegen.superseded import asking_every, stop_if_superseded
 
 
@@ -478,6 +478,10 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     urls = sitemap(lookup, map(_PATH, pages))
     attributions = lookup.every_attribution()
     stop_if_superseded()
+    # What the pages planned as they render hold across builds, made here where an analysis
+    # is held and holds none yet: render workers would make it and lose it with them.
+    held_gpu_wins(lookup)
+    held_tallies(lookup)
     return Site(
         pages=tuple(pages),
         not_found=not_found_page(lookup),

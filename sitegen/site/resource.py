@@ -238,11 +238,24 @@ def _held_meta(lookup: SiteLookup, entry: LoadedResource, path: str, runs: int) 
     return meta._replace(attributions=lookup.credits(tally.sources))
 
 
+def held_tallies(lookup: SiteLookup) -> bool:
+    """Make every kernel's tallies (`_tallies_by_kernel`) where a held analysis holds none
+    yet; whether it did (see `verdicts.held_gpu_wins`: the resource pages' heads)."""
+    held = lookup.analysis.held
+    if held is None or TALLIES in held.groups:
+        return False
+    lookup.memo(_tallies_by_kernel)(None)
+    return True
+
+
+TALLIES = "resource tallies"  # what the held analysis holds the resource pages' tallies by
+
+
 def _tallies_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, RunsTally]]:
     """Each kernel's runs tallied by the resources they reference (by digest), held while the
     kernel is the very same object, and each cohort's part while its runs are."""
     part = functools.partial(_cohort_tallies, lookup)
-    return per_kernel_of_cohorts(lookup.analysis, "resource tallies", part, _kernel_tallies)
+    return per_kernel_of_cohorts(lookup.analysis, TALLIES, part, _kernel_tallies)
 
 
 # What the runs referencing a resource are tagged with, come from and measured on: as

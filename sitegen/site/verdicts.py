@@ -130,13 +130,28 @@ def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
     return tuple(lines)
 
 
+def held_gpu_wins(lookup: SiteLookup) -> bool:
+    """Make every kernel's `gpu_wins` lines where a held analysis holds none yet (its first
+    build); whether it did. For the process that keeps the analysis: made by the forked
+    workers that render the GPU pages, they were lost with them, and the first edit after
+    made them all again (~0.8 s at 100k runs)."""
+    held = lookup.analysis.held
+    if held is None or WINS in held.groups:
+        return False
+    lookup.memo(_wins_by_kernel)(None)
+    return True
+
+
+WINS = "gpu wins"  # what the held analysis holds the GPU pages' lines by
+
+
 def _wins_by_kernel(lookup: SiteLookup, _: None) -> dict[str, dict[str, list[WinsLine]]]:
     """Each kernel's `gpu_wins` lines, by environment, in kernel order; with a held analysis,
     a kernel's are held while it is the very same object, and each of its cohorts' verdicts
     while the cohort's runs are (~0.2 s at 100k runs for a GPU's page, which sums up every
     kernel measured on it; ~0.15 s for a kernel of ~2,700 runs of which one changed)."""
     part, whole = functools.partial(_cohort_wins, lookup), functools.partial(_kernel_wins, lookup)
-    return per_kernel_of_cohorts(lookup.analysis, "gpu wins", part, whole)
+    return per_kernel_of_cohorts(lookup.analysis, WINS, part, whole)
 
 
 def _cohort_wins(

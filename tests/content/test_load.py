@@ -324,16 +324,17 @@ def test_a_held_load_of_the_same_walk_is_patched_where_its_files_were_read_again
         return problems
 
     original = [path.read_bytes() for path in paths]
+    assert walked.loaded is not None  # the whole walk's load, held as the join of its files
     told(paths[0], slower(paths[0], 1))
-    assert patched == []  # the first load told what changed joins every file: held since
+    assert patched == [True]  # so the first load told what changed is patched too
     told(paths[0], slower(paths[0], 2))
     told(paths[1], slower(paths[1], 1))
-    assert patched == [True, True]
+    assert patched == [True, True, True]
     assert told(paths[0], b"{")  # a problem found: joined anew
-    assert patched == [True, True, False]
+    assert patched == [True, True, True, False]
     told(paths[0], original[0])  # a problem gone: joined anew
     told(paths[1], original[1])
-    assert patched == [True, True, False, False, True]
+    assert patched == [True, True, True, False, False, True]
 
     def stopped(looked_at: object) -> None:
         raise KeyboardInterrupt
@@ -341,6 +342,6 @@ def test_a_held_load_of_the_same_walk_is_patched_where_its_files_were_read_again
     with pytest.raises(KeyboardInterrupt):
         told(paths[0], slower(paths[0], 3), looking=stopped)
     told(paths[1], slower(paths[1], 2))  # the stopped load's file read
-    assert patched == [True, True, False, False, True]  # nothing held of a stopped load
+    assert patched == [True, True, True, False, False, True]  # nothing held of a stopped load
     told(paths[1], original[1])
     assert patched[-1] is True

@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,6 +164,36 @@ def test_a_held_build_asks_the_walker_and_walks_itself_once_it_stops_answering(
     built = sitegen.pipeline.build_site(content, out, state=state, changed={str(first)})
     assert built.out_dir is not None and state.walker is None
     assert len(forked) == 1  # a worker forked for the check, as before walkers
+
+
+def test_a_held_build_that_walked_tells_the_walker_of_its_walk_for_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A held build that walked the tree (the first) starts the walker and tells it of that
+    walk as it ends: the next build, told of a few files, sends it only those files' stats."""
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 2)
+    content = tmp_path / "content"
+    shutil.copytree(CONTENT, content)
+    out, state = tmp_path / "public", State()
+    assert sitegen.pipeline.build_site(content, out, state=state).out_dir is not None
+    walker = state.walker
+    assert walker is not None and walker._walks == state.walked.walks
+    asked: list[tuple[bool, set[str]]] = []
+    ask = walker.ask
+
+    def noted(walks: int, *args: Any) -> Any:
+        # Whether the whole walk goes with the question, and which files' stats would.
+        asked.append((walker._walks != walks, set(walker._pending)))
+        return ask(walks, *args)
+
+    monkeypatch.setattr(walker, "ask", noted)
+    first = _runs(content)[0]
+    _touch(first)
+    built = sitegen.pipeline.build_site(content, out, state=state, changed={str(first)})
+    assert built.out_dir is not None and state.walker is walker
+    shown = [name for name, path in state.walked.files.items() if path == str(first)]
+    assert asked == [(False, set(shown))] and len(shown) == 1
+    assert tree(out) == cold(content, tmp_path, "told")
 
 
 def test_a_load_that_cannot_be_sent_is_not_asked_about(tmp_path: Path) -> None:

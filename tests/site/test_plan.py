@@ -9,8 +9,12 @@ from typing import Any
 
 import pytest
 
+import sitegen.process
+import sitegen.render.render
 import sitegen.site.lookup
 import sitegen.site.plan
+import sitegen.site.resource
+import sitegen.site.verdicts
 from sitegen.analysis.kernels import HeldAnalysis
 from sitegen.pipeline import build_site, check_content
 from sitegen.publish.incremental import State
@@ -278,4 +282,34 @@ def test_a_held_state_keeps_a_kernels_history_pages_while_its_keys_are_the_same(
     pairs = list(zip(again, held[kernel][2], strict=True))
     assert all((page is old) == (page.key == old.key) for page, old in pairs)
     assert any(page is not old for page, old in pairs)
+    assert tree(out) == cold(content, tmp_path, "edited")
+
+
+def test_a_held_first_build_keeps_what_its_render_workers_would_have_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GPU pages' wins and the resource pages' tallies, held per kernel across builds, are
+    made as the site is planned where a held analysis holds none yet: the forked workers that
+    render those pages would make them and lose them, and the first edit after would make
+    every kernel's again. The next build, one run edited, makes only that kernel's."""
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda *_: 2)
+    monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 1)  # workers render
+    content, out, state = site_content(tmp_path), tmp_path / "public", State()
+    assert build_site(content, out, state=state).out_dir is not None
+    held = state.analysis.groups
+    assert {sitegen.site.verdicts.WINS, sitegen.site.resource.TALLIES} <= held.keys()
+    wins = dict(held[sitegen.site.verdicts.WINS])
+    assert len(wins) > 1
+    edited = next(p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"])
+    edit(edited, slower)
+    made: list[str] = []
+    kernel_wins = sitegen.site.verdicts._kernel_wins
+    monkeypatch.setattr(
+        sitegen.site.verdicts,
+        "_kernel_wins",
+        lambda lookup, kernel, parts: made.append(kernel.key) or kernel_wins(lookup, kernel, parts),
+    )
+    monkeypatch.setattr(sitegen.render.render, "PARALLEL_MIN_PAGES", 10**6)  # this process
+    assert build_site(content, out, state=state).out_dir is not None
+    assert len(made) == 1 and made[0] in wins
     assert tree(out) == cold(content, tmp_path, "edited")
