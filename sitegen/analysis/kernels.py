@@ -229,7 +229,7 @@ class HeldAnalysis:
     # (render/outputs.py's `HeldLines`), None before the first.
     lines: Any = None
     export: Any = None
-    # The last build's sitemap and its bytes (render/outputs.py's `sitemap_xml`), or None.
+    # The last build's sitemap: its base URL and lines (render/outputs.py's `sitemap_xml`).
     sitemap: Any = None
     # The last build's resources and their manifest entries, in order, and the places of those
     # that are not runs: a run's entry is reused while its resource is the very same object

@@ -446,6 +446,8 @@ class IncrementalOutput(Output):
         valid = held is not None and same_site and held.outputs is previous
         self._marks = held.marks if held is not None and valid else frozenset()
         self._kept = False  # whether a page was skipped on sight: `finish` keeps its items
+        # The files of `previous` this build did not make, once `finish` found them.
+        self.gone: set[str] | None = None
 
     def _refuse(self, path: str, data: Data) -> None:
         raise RuntimeError("IncrementalOutput.sink is not set")
@@ -583,7 +585,8 @@ class IncrementalOutput(Output):
             if files is None:
                 raise ValueError("pages were skipped on sight: finish wants the build's files")
             kept = self.previous.copy()  # ~0.01 s at 100k runs' pages, noting each ~0.1 s
-            for gone in self.previous.keys() - files:
+            self.gone = self.previous.keys() - files
+            for gone in self.gone:
                 del kept[gone]
             kept.update(self.outputs)
             self.outputs = kept

@@ -119,6 +119,30 @@ def test_a_held_sitemap_is_the_last_builds_bytes_while_its_urls_are() -> None:
         first = made
 
 
+def test_a_held_sitemap_takes_the_lines_of_the_same_paths_from_the_last() -> None:
+    """An edit moves a run's page (its path is its digest's): the held sitemap takes every
+    other URL's line from the last build's bytes, as views of them, not joined again; a new
+    base URL makes every line anew. Either is byte for byte the sitemap made whole."""
+    from sitegen.analysis.kernels import HeldAnalysis
+    from sitegen.publish.write import Pieces
+
+    held = HeldAnalysis()
+    paths = tuple(f"runs/{number:04d}/" for number in range(1000))
+    last = sitemap_xml(Sitemap("https://example.org/", paths), held)
+    moved = (*paths[:500], "runs/0500x/", *paths[501:])
+    made = sitemap_xml(Sitemap("https://example.org/", moved), held)
+    assert isinstance(made, Pieces) and isinstance(last, Pieces)
+    assert bytes(made) == sitemap_xml(Sitemap("https://example.org/", moved))
+
+    def buffers(pieces: Pieces) -> set[int]:
+        return {id(part.obj if isinstance(part, memoryview) else part) for part in pieces.parts}
+
+    assert buffers(last) & buffers(made)  # the other lines: views of the last bytes
+    elsewhere = sitemap_xml(Sitemap("https://example.net/", moved), held)
+    assert bytes(elsewhere) == sitemap_xml(Sitemap("https://example.net/", moved))
+    assert b"example.org" not in bytes(elsewhere)
+
+
 def test_a_held_manifest_takes_the_lines_of_its_unchanged_entries_from_the_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -529,11 +529,11 @@ def test_the_watchers_paths_are_handed_on_unless_a_template_changed(tmp_path: Pa
 # published (1), the manifest's entries (2–5: each stretch of unchanged ones), while planning
 # (6–55: the marks of the series 7, each kernel's keys 9–11, each resource whose keys are made
 # again 14–17, each resource), once planned (56), each page's key looked up (57–79: the pages
-# the first build wrote are skipped on sight), before each file written (80–92, 96, 100–149),
-# the manifest's lines (93–95: each new one, each stretch of unchanged ones) and the export's
-# (97–99) written out.
+# the first build wrote are skipped on sight), before each file written (80–89, 108–110, 114,
+# 118–167), the sitemap's lines (90–107: each new one, each stretch of unchanged ones), the
+# manifest's (111–113) and the export's (115–117) written out.
 @pytest.mark.parametrize(
-    "stop_at", [1, 2, 4, 6, 7, 10, 15, 30, 55, 56, 70, 85, 93, 95, 98, 120, 149, None]
+    "stop_at", [1, 2, 4, 6, 7, 10, 15, 30, 55, 56, 70, 85, 95, 109, 112, 116, 140, 167, None]
 )
 def test_a_rebuild_stops_for_a_newer_change_and_the_next_does_the_rest(
     tmp_path: Path,
@@ -545,7 +545,7 @@ def test_a_rebuild_stops_for_a_newer_change_and_the_next_does_the_rest(
     it next asks (once the saved run's page is published, while the manifest, the site and
     each kind of page are planned, once the site is planned, while it picks the pages to
     render, before each file it writes, and while the manifest and the export are written
-    out: 149 asks here, asking at every item of the long loops) having published only that
+    out: 167 asks here, asking at every item of the long loops) having published only that
     page and its kernel's, and the rebuild for the newer save leaves a cold build's site, byte
     for byte. Never told, it finishes."""
     monkeypatch.setattr(sitegen.superseded, "EVERY", 1)
@@ -567,7 +567,7 @@ def test_a_rebuild_stops_for_a_newer_change_and_the_next_does_the_rest(
     printed = capsys.readouterr().out
     assert outcome.ok
     if stop_at is None:
-        assert asked == 149 and "stopped" not in printed  # the last place stopped at above
+        assert asked == 167 and "stopped" not in printed  # the last place stopped at above
     else:
         assert asked == stop_at and "for a newer change" in printed and "built " not in printed
         after = tree(out)
