@@ -446,8 +446,8 @@ class IncrementalOutput(Output):
         valid = held is not None and same_site and held.outputs is previous
         self._marks = held.marks if held is not None and valid else frozenset()
         self._kept = False  # whether a page was skipped on sight: `finish` keeps its items
-        # The files of `previous` this build did not make, once `finish` found them.
-        self.gone: set[str] | None = None
+        # The files of `previous` this build did not make (`finish`).
+        self.gone: set[str] = set()
 
     def _refuse(self, path: str, data: Data) -> None:
         raise RuntimeError("IncrementalOutput.sink is not set")
@@ -590,6 +590,8 @@ class IncrementalOutput(Output):
                 del kept[gone]
             kept.update(self.outputs)
             self.outputs = kept
+        else:
+            self.gone = self.previous.keys() - self.outputs.keys()
         held = self._held
         if held is not None:
             held.site_key, held.full_keys, held.files = self.site_key, self._full_keys, self._files

@@ -324,8 +324,7 @@ def _link_aside(path: Path, folder: Path, number: int) -> None:
     file system allows one: its bytes are then freed with the staging tree, not by the rename
     that replaces it."""
     with contextlib.suppress(OSError):
-        if number == 0 or not folder.is_dir():
-            folder.mkdir(exist_ok=True)
+        folder.mkdir(exist_ok=True)
         os.link(path, folder / str(number), follow_symlinks=False)
 
 

@@ -120,7 +120,7 @@ def _held_sitemap(base: str, paths: tuple[str, ...], held: HeldAnalysis) -> Data
     head = SITEMAP_HEAD.encode()
     kept = held.sitemap
     last: HeldLines | None = kept[1] if isinstance(kept, tuple) and kept[0] == base else None
-    if last is not None and last.items == paths and last.data.name is not None:
+    if last is not None and last.items == paths:
         return last.data  # the same paths (an edit that moved no page)
     before, after = f"  <url><loc>{base}".encode(), b"</loc></url>\n"
 

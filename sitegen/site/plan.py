@@ -478,8 +478,7 @@ def plan_site(inputs: SiteInputs, lookup: SiteLookup | None = None) -> Site:
     urls = sitemap(lookup, map(_PATH, pages))
     attributions = lookup.every_attribution()
     stop_if_superseded()
-    # What the pages planned as they render hold across builds, made here where an analysis
-    # is held and holds none yet: render workers would make it and lose it with them.
+    # What pages planned as they render hold across builds: made here, not by render workers.
     held_gpu_wins(lookup)
     held_tallies(lookup)
     return Site(

@@ -238,14 +238,10 @@ def _held_meta(lookup: SiteLookup, entry: LoadedResource, path: str, runs: int) 
     return meta._replace(attributions=lookup.credits(tally.sources))
 
 
-def held_tallies(lookup: SiteLookup) -> bool:
-    """Make every kernel's tallies (`_tallies_by_kernel`) where a held analysis holds none
-    yet; whether it did (see `verdicts.held_gpu_wins`: the resource pages' heads)."""
-    held = lookup.analysis.held
-    if held is None or TALLIES in held.groups:
-        return False
-    lookup.memo(_tallies_by_kernel)(None)
-    return True
+def held_tallies(lookup: SiteLookup) -> None:
+    """Every kernel's tallies (`_tallies_by_kernel`) made where the held analysis holds none
+    yet (`SiteLookup.held_first`): the resource pages' heads."""
+    lookup.held_first(TALLIES, _tallies_by_kernel)
 
 
 TALLIES = "resource tallies"  # what the held analysis holds the resource pages' tallies by

@@ -130,16 +130,10 @@ def gpu_wins(lookup: SiteLookup, environment: str) -> tuple[WinsLine, ...]:
     return tuple(lines)
 
 
-def held_gpu_wins(lookup: SiteLookup) -> bool:
-    """Make every kernel's `gpu_wins` lines where a held analysis holds none yet (its first
-    build); whether it did. For the process that keeps the analysis: made by the forked
-    workers that render the GPU pages, they were lost with them, and the first edit after
-    made them all again (~0.8 s at 100k runs)."""
-    held = lookup.analysis.held
-    if held is None or WINS in held.groups:
-        return False
-    lookup.memo(_wins_by_kernel)(None)
-    return True
+def held_gpu_wins(lookup: SiteLookup) -> None:
+    """Every kernel's `gpu_wins` lines made where the held analysis holds none yet
+    (`SiteLookup.held_first`)."""
+    lookup.held_first(WINS, _wins_by_kernel)
 
 
 WINS = "gpu wins"  # what the held analysis holds the GPU pages' lines by
