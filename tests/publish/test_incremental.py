@@ -832,6 +832,90 @@ def test_a_held_state_looks_up_each_pages_full_key_and_files(
     assert len(hashed) >= pages
 
 
+def test_a_page_made_whole_is_rendered_with_a_held_state_only_where_its_bytes_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a state held in memory, a page made whole every build (home, the lists of kinds,
+    data quality, regressions…) is rendered again only where what it shows changed: one
+    equal to the last build's is skipped, its files kept. Either way, a cold build's bytes."""
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: 1)  # rendered in this process
+    rendered: list[Page | LazyPage] = []
+    render_page = sitegen.render.render._render_page
+
+    def recorded(page: Page | LazyPage, *rest: object) -> None:
+        rendered.append(page)
+        render_page(page, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sitegen.render.render, "_render_page", recorded)
+    content, out = site_content(tmp_path), tmp_path / "public"
+    state = State()
+    assert build_site(content, out, state=state).out_dir is not None
+    whole = {page.path for page in rendered if isinstance(page, Page)}
+    assert {"", "kernels/", "data-quality/", "regressions/"} <= whole
+    skipped: set[str] = set()
+    shown: set[str] = set()
+    runs = [p for p in run_files(content) if "timing" in json.loads(p.read_text())["spec"]]
+    for number, change in enumerate((runs[0], runs[-1], runs[len(runs) // 2])):
+        before = tree(out)
+        if number == 2:
+            change.unlink()  # one run fewer: the home page's counts change
+        else:
+            edit(change, _raise_median)
+        rendered.clear()
+        assert build_site(content, out, state=state).out_dir is not None
+        now = {page.path for page in rendered if isinstance(page, Page)}
+        after = tree(out)
+        assert after == cold(content, tmp_path, f"edit {number}")
+        changed = {
+            path
+            for path in whole
+            if before.get(f"{path}index.html") != after.get(f"{path}index.html")
+            or before.get(f"{path}index.json") != after.get(f"{path}index.json")
+        }
+        assert now == changed
+        skipped |= whole - now
+        shown |= now
+    assert "" in shown and skipped
+
+
+def test_a_page_made_whole_is_skipped_where_equal_to_the_last_builds_and_its_files_kept() -> None:
+    """A page made whole is skipped where it is equal to the one the last build rendered at
+    its path, its twin written the same, its files' items handed on by that build's outputs
+    under the same site key. Another context, a twin of equal numbers written apart (`1` and
+    `1.0`), other outputs or another site key, and it is rendered."""
+    held = HeldFiles()
+
+    def page(context: object = "context", count: object = 1) -> Page:
+        return Page("", "home.html", context, {"count": count})
+
+    def build(made: Page, previous: Outputs, site: str = "site") -> bool:
+        output = IncrementalOutput(previous, site, held)
+        output.sink(lambda path, data: None)
+        found = output.skip(made)
+        if not found:
+            output.write("index.html", repr(made.context).encode())
+            output.write("index.json", repr(made.twin).encode())
+        output.finish({"index.html", "index.json"})
+        assert set(output.outputs) == {"index.html", "index.json"}
+        return found
+
+    def last() -> Outputs:
+        assert held.outputs is not None
+        return held.outputs
+
+    assert not build(page(), {})
+    assert build(page(), last())
+    assert build(page(), last())
+    assert not build(page("another context"), last())
+    assert not build(page(), last())  # the last build's was the other
+    assert not build(page(count=1.0), last())
+    assert build(page(count=1.0), last())
+    assert not build(page(count=1.0), dict(last()))  # other outputs: their files unknown
+    assert not build(page(count=1.0), last(), "another site")
+    assert build(page(count=1.0), last(), "another site")
+    assert not IncrementalOutput(last(), "another site").skip(page(count=1.0))  # no held state
+
+
 def test_held_files_are_kept_for_their_site_key_and_emptied_once_outgrown() -> None:
     """`HeldFiles` is added to by each build and held at its end: its full keys only under
     the site key they were made with, and all of it emptied once it holds more than the
