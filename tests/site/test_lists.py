@@ -8,9 +8,10 @@ import pytest
 
 import sitegen.site.lists
 import sitegen.site.lookup
+from sitegen.content.loaded import LoadedResource
 from sitegen.site.lists import list_pages
 from sitegen.site.lookup import SiteLookup
-from sitegen.site.records import LazyPage
+from sitegen.site.records import LazyPage, Link, Page
 from tests.site.planned import held_builds
 
 
@@ -59,3 +60,48 @@ def test_held_run_list_keys_are_made_again_only_for_pages_whose_runs_changed(
         run_list_keys(lookup)
         assert sorted(keyed) == list(range(1, pages + 1)), change  # all, once nothing is held
         keyed.clear()
+
+
+def kind_lists(lookup: SiteLookup) -> dict[str, Page]:
+    """The list pages of the kinds of resources (GPUs, implementations, projects, protocols,
+    workloads), by path."""
+    return {
+        page.path: page
+        for page in list_pages(lookup)
+        if isinstance(page, Page) and page.path not in ("kernels/", "runs/")
+    }
+
+
+def test_held_kind_lists_are_the_last_builds_pages_while_their_run_counts_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a held analysis (`sitegen serve`), a kind's list page is the last build's very
+    page while each of its resources has as many runs: an edited or moved run makes no row.
+    A deleted run makes again the lists of the kinds it counted in. Each is the page a lookup
+    made from nothing plans."""
+    made: list[str] = []
+    list_row = sitegen.site.lists.list_row
+
+    def counted(lookup: SiteLookup, entry: LoadedResource) -> tuple[Link, ...]:
+        made.append(entry.kind)
+        return list_row(lookup, entry)
+
+    monkeypatch.setattr(sitegen.site.lists, "list_row", counted)
+    last: dict[str, Page] = {}
+    for change, lookup, plain in held_builds(tmp_path, monkeypatch):
+        kinds = set(made)
+        made.clear()
+        held = kind_lists(lookup)
+        assert made == [], change  # the build's pages, held
+        assert len(held) == 5 and held == kind_lists(plain), change
+        made.clear()
+        if change == "first build":
+            assert len(kinds) == 5, kinds
+        elif change == "a run deleted":
+            counted_in = {"ExecutionEnvironment", "ImplementationRevision", "BenchmarkProtocol"}
+            assert counted_in | {"WorkloadCase"} <= kinds, kinds
+            assert [path for path in held if held[path] is last[path]] == ["projects/"]
+        else:
+            assert kinds == set(), change
+            assert all(held[path] is last[path] for path in held), change
+        last = held
