@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ from sitegen.publish.pagefind_format import (
     decode,
     encode,
     filter_value_html,
+    fragment_urls,
+    merge_parts,
     read,
 )
 
@@ -156,6 +159,52 @@ def test_pages_are_numbered_by_url_and_filters_put_in_order(tmp_path: Path) -> N
     assert [name for name, _ in meta[3]] == ["GPU", "Pass"]
     assert len(list((one / "filter").iterdir())) == 2  # the old files gone
     assert len(list((one / "index").iterdir())) == 1
+
+
+def test_urls_read_ahead_are_taken_for_the_fragments_they_name_the_rest_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fragment_urls` of a part, handed to the merge, spare it reading those fragments again
+    (it reads no fragment when every one is named) and give the very bytes of a merge that
+    read them all; a fragment missing from them is read."""
+    words = {"layer": [0, 2], "norm": [1]}
+    passes = {"forward": [0, 2], "backward": [1]}
+    one = _index(tmp_path / "one", ["/b/", "/a/", "/c/"], words, passes, ["Pass", "GPU"])
+    two = _index(tmp_path / "two", ["/e/", "/d/"], {"norm": [0, 1]}, {"forward": [0, 1]}, ["GPU"])
+    ahead = fragment_urls(one) | fragment_urls(two)
+    assert sorted(ahead.values()) == ["/a/", "/b/", "/c/", "/d/", "/e/"]
+    copies = [tmp_path / "copy-one", tmp_path / "copy-two"]
+    shutil.copytree(one, copies[0])
+    shutil.copytree(two, copies[1])
+    merge_parts(copies, tmp_path / "read")  # every fragment read by the merge
+    reads: list[str] = []
+    url = sitegen.publish.pagefind_format._url
+
+    def counted(index: Path | str, fragment_hash: str) -> str:
+        reads.append(fragment_hash)
+        return url(index, fragment_hash)
+
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_url", counted)
+    merge_parts([one, two], tmp_path / "ahead", ahead)
+    assert reads == []
+    files = [
+        {p.relative_to(r).as_posix(): p.read_bytes() for p in r.rglob("*") if p.is_file()}
+        for r in (tmp_path / "read", tmp_path / "ahead")
+    ]
+    assert files[0] == files[1]
+    one = _index(tmp_path / "one-again", ["/b/", "/a/", "/c/"], words, passes, ["Pass"])
+    (skipped, _), *named = sorted(fragment_urls(one).items())
+    reads.clear()
+    merge_parts([one], tmp_path / "partly", dict(named))
+    assert reads == [skipped]
+
+
+def test_a_fragment_that_is_not_gzip_is_refused_in_one_line(tmp_path: Path) -> None:
+    root = _index(tmp_path / "one", ["/a/"], {"norm": [0]}, {"forward": [0]}, ["Pass"])
+    (fragment,) = (root / "fragment").iterdir()
+    fragment.write_bytes(b"not gzip")
+    with pytest.raises(IndexFormatError, match=rf"^{fragment.name}: Error -3 .*header"):
+        fragment_urls(root)
 
 
 @pytest.mark.parametrize("cpus", [1, 2])

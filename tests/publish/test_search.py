@@ -169,11 +169,20 @@ def test_an_index_made_in_parts_is_the_index_made_at_once(
         return start(binary, pages, output, work, number)
 
     monkeypatch.setattr(sitegen.publish.search, "_start_pagefind", counted)
+    read_ahead: list[int] = []  # each part's pages whose URLs were read once it ended
+    urls_of = sitegen.publish.search.fragment_urls
+
+    def reading(index: Path) -> dict[str, str]:
+        read_ahead.append(len(found := urls_of(index)))
+        return found
+
+    monkeypatch.setattr(sitegen.publish.search, "fragment_urls", reading)
     out = tmp_path / "public"
     result = build_site(SITE_CONTENT, out, search=True)
     assert result.search is not None and result.search.pages == INDEXED
     # Only the INDEXED pages of the 63 HTML files: lists, search/ and 404.html not handed over.
     assert runs == [20, 20, 8]
+    assert read_ahead == runs  # every part's, for the merge
     # Its word index fits one chunk, as Pagefind's own did: the very same bytes.
     assert index_of(out) == index_of(built)
     monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", 100)
