@@ -116,7 +116,7 @@ def _rows(lookup: SiteLookup, found: tuple[tuple[Kernel, Found], ...]) -> tuple[
     objects and the steps' causes (which another kernel's steps may change) are the same:
     an edit makes one kernel's rows (~1,400 rows at 100k runs, ~0.03 s). What else a row
     shows (a kernel's title and path, a GPU's label) is of the site-wide inputs."""
-    held = lookup.analysis.held
+    held = lookup.analysis.held if lookup.inputs.keyed else None
     if held is None:
         return tuple(_row(lookup, kernel, item) for kernel, item in found)
     causes = every_step(lookup).causes

@@ -180,7 +180,7 @@ def test_urls_read_ahead_are_taken_for_the_fragments_they_name_the_rest_read(
     reads: list[str] = []
     url = sitegen.publish.pagefind_format._url
 
-    def counted(index: Path | str, fragment_hash: str) -> str:
+    def counted(index: Path, fragment_hash: str) -> str:
         reads.append(fragment_hash)
         return url(index, fragment_hash)
 
