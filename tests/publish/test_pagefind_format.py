@@ -283,3 +283,22 @@ def test_what_is_not_an_index_file_is_refused(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(SIGNATURE + bytes.fromhex("8301")))  # three items, one given
     with pytest.raises(IndexFormatError, match=r"^x\.pf_filter: "):
         read(path)
+
+
+@pytest.mark.parametrize(
+    "cbor",
+    [
+        "9f01ff",  # an array of no stated length
+        "1817",  # 23 in two bytes: not its shortest form
+        "a10102",  # a map
+        "0102",  # a second value after the first
+        "61ff",  # a text that is not UTF-8
+    ],
+)
+def test_cbor_pagefind_never_writes_is_refused_in_one_line(cbor: str, tmp_path: Path) -> None:
+    """What is read is CBOR as Pagefind writes it (DAG-CBOR's subset): anything else, an
+    IndexFormatError naming the file, never another exception."""
+    path = tmp_path / "en_1.pf_index"
+    path.write_bytes(gzip.compress(SIGNATURE + bytes.fromhex(cbor)))
+    with pytest.raises(IndexFormatError, match=r"^en_1\.pf_index: \S"):
+        read(path)
