@@ -56,13 +56,16 @@ from sitegen.publish.incremental import (
 from sitegen.publish.lock import locked
 from sitegen.publish.manifest import Manifest, plan_manifest
 from sitegen.publish.output_watch import OutputWatch
+from sitegen.publish.pagefind_format import ENTRY
 from sitegen.publish.search import (
     FOLDER,
     WORK,
     IndexedAsRendered,
     SearchIndex,
     index_search,
+    indexed_now,
     pagefind_binary,
+    spliced_index,
 )
 from sitegen.publish.write import MARKER, check_output_dir, patched, staged, staged_folder
 from sitegen.render.assets import templates_key
@@ -738,13 +741,23 @@ def _write_incremental(
                 output.finish(chosen.paths if chosen is not None else None)
                 for path in output.gone:
                     patch.delete(path)
+                splicing = time.perf_counter()
+                progress.stage("render", splicing - rendering)
+                spliced = None
+                if binary is not None:
+                    spliced = spliced_index(target, patch.staging.root, patch.deleted, binary)
+                    for path in spliced or ():
+                        patch.delete(path)
+                    patch.last.add(f"{FOLDER}/{ENTRY}")  # naming files already moved in
                 publishing = time.perf_counter()
-                progress.stage("render", publishing - rendering)
         except _Missed:  # the staged files removed, the output untouched
             return None
         changed = any(path.endswith(".html") for path in patch.changed)
-        indexed = (target / FOLDER / "pagefind-entry.json").is_file()
-        reindexed = binary is None or changed or not indexed
+        indexed = (target / FOLDER / ENTRY).is_file()
+        reindexed = binary is None or (changed and spliced is None) or not indexed
+        if not reindexed and spliced:
+            index = indexed_now(target / FOLDER, publishing - splicing)
+            progress.stage("index", index.seconds)
         if reindexed:
             with staged_folder(out_dir, FOLDER) as folder:
                 index = _index(target, folder, binary, progress)

@@ -14,6 +14,7 @@ names its own by a hash of theirs.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gzip
 import hashlib
@@ -24,9 +25,9 @@ import json
 import operator
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, overload
 
 import cbrrr
 import orjson
@@ -79,13 +80,7 @@ def merge_parts(parts: list[Path], into: Path, urls: Mapping[str, str] | None = 
     pages give the same bytes however they were cut into parts and walked. The parts are
     consumed; each file is read once and written once. `urls`: `fragment_urls` of parts read
     ahead (a page's fragment not in it is read here)."""
-    entries = [json.loads((part / ENTRY).read_text(encoding="utf-8")) for part in parts]
-    for entry in entries:
-        if entry.get("version") != PAGEFIND_VERSION:
-            raise IndexFormatError(
-                f"{ENTRY} is of pagefind {entry.get('version')!r}: sitegen rewrites the index "
-                f"of pagefind {PAGEFIND_VERSION} only (pip install 'sitegen[search]')"
-            )
+    entries = [_entry(part) for part in parts]
     parts[0].rename(into)  # its interface, its wasm files and its fragments, moved whole
     (into / ENTRY).unlink()
     (into / "fragment").mkdir(exist_ok=True)
@@ -123,6 +118,138 @@ def merge_parts(parts: list[Path], into: Path, urls: Mapping[str, str] | None = 
     (into / ENTRY).write_text(text, encoding="utf-8")
 
 
+def splice_index(
+    index: Path, part: Path | None, left_out: Collection[str], into: Path
+) -> list[str]:
+    """Change the index in the folder `index` (one this module made: its pages in URL order)
+    as an incremental build changes its pages: the pages of the URLs `left_out` taken out,
+    and those Pagefind indexed into the folder `part` (None: none) put in, each in place of
+    the page of its URL if there is one. What changes is written into the folder `into`,
+    laid out as `index` (new chunks, filters and fragments, the metadata and the entry file);
+    the bytes are those `merge_parts` gives for the pages from scratch. The files of `index`
+    the new one no longer has, relative to it, are returned, to delete once `into`'s are moved
+    in; `part` is consumed. IndexFormatError where this index is not one to change so (several
+    languages, a new metadata field): the whole index is then made again."""
+    entry = _entry(index)
+    if len(entry["languages"]) != 1:
+        raise IndexFormatError("an index of several languages: made again whole")
+    ((language, details),) = entry["languages"].items()
+    meta_name = f"pagefind.{details['hash']}.pf_meta"
+    meta = read(index / meta_name)
+    _check_sorts(meta)
+    urls = _Urls(index, meta[_PAGES])
+    left = {at for url in left_out if (at := _position(urls, url)) is not None}
+    sources = [_Source(index, meta, [], by_pagefind=False, consumed=False)]
+    put_in: list[tuple[int, str, int]] = []  # (position among the old pages, URL, number)
+    added: list[Any] = []
+    if part is not None:
+        part_entry = _entry(part)
+        if set(part_entry["languages"]) - {language}:
+            raise IndexFormatError("pages of another language: made again whole")
+        if language in part_entry["languages"]:
+            hashed = part_entry["languages"][language]["hash"]
+            part_meta = read(part / f"pagefind.{hashed}.pf_meta")
+            _check_sorts(part_meta)
+            if set(part_meta[_FIELDS]) - set(meta[_FIELDS]):
+                raise IndexFormatError("a new metadata field: made again whole")
+            part_urls = fragment_urls(part)
+            for number, page in enumerate(part_meta[_PAGES]):
+                url = part_urls[page[0]]
+                at = bisect.bisect_left(urls, url)
+                if at < len(urls) and urls[at] == url:
+                    left.add(at)  # its page before: replaced
+                put_in.append((at, url, number))
+            added = part_meta[_PAGES]
+            sources.append(_Source(part, part_meta, [-1] * len(added), True, consumed=True))
+    put_in.sort()
+    old_numbers = sources[0].numbers
+    old_numbers.extend([-1] * len(meta[_PAGES]))
+    pages: list[Any] = []
+    waiting = iter(put_in)
+    coming = next(waiting, None)
+    for at in range(len(meta[_PAGES]) + 1):
+        while coming is not None and coming[0] == at:
+            sources[1].numbers[coming[2]] = len(pages)
+            pages.append(added[coming[2]])
+            coming = next(waiting, None)
+        if at < len(meta[_PAGES]) and at not in left:
+            old_numbers[at] = len(pages)
+            pages.append(meta[_PAGES][at])
+    for kind in ("index", "filter", "fragment"):
+        (into / kind).mkdir(parents=True, exist_ok=True)
+    body = encode(_joined_meta(sources, pages, into, language))
+    name = _name(language, hashlib.sha256(body).hexdigest(), 10, set())
+    _write(into / f"pagefind.{name}.pf_meta", body)
+    for fragment in sorted({page[0] + _FRAGMENT for page in added}):
+        os.replace(os.path.join(part or "", "fragment", fragment), into / "fragment" / fragment)
+    spliced = {
+        **entry,
+        "languages": {language: {**details, "hash": name, "page_count": len(pages)}},
+    }
+    text = json.dumps(spliced, separators=(",", ":"), ensure_ascii=False)
+    (into / ENTRY).write_text(text, encoding="utf-8")
+    kept = {path.relative_to(into).as_posix() for path in into.rglob("*") if path.is_file()}
+    old = [
+        *(f"index/{chunk[2]}.pf_index" for chunk in meta[_CHUNKS]),
+        *(f"filter/{found[1]}.pf_filter" for found in meta[_FILTERS]),
+        meta_name,
+        *(f"fragment/{meta[_PAGES][at][0]}{_FRAGMENT}" for at in sorted(left)),
+    ]
+    return [path for path in old if path not in kept]
+
+
+def _entry(index: Path) -> Any:
+    """The entry file of the index in the folder `index`, of the version pinned."""
+    entry = json.loads((index / ENTRY).read_text(encoding="utf-8"))
+    if entry.get("version") != PAGEFIND_VERSION:
+        raise IndexFormatError(
+            f"{ENTRY} is of pagefind {entry.get('version')!r}: sitegen rewrites the index "
+            f"of pagefind {PAGEFIND_VERSION} only (pip install 'sitegen[search]')"
+        )
+    return entry
+
+
+class _Urls(Sequence[str]):
+    """The URL of each page of an index, by page number, each read from its fragment when
+    first asked for: a search among the pages in URL order reads ~15 of 25,000."""
+
+    def __init__(self, index: Path, pages: list[Any]) -> None:
+        self._index = index
+        self._pages = pages
+        self._read: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+    @overload
+    def __getitem__(self, at: int) -> str: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[str]: ...
+    def __getitem__(self, at: int | slice) -> str | Sequence[str]:
+        if isinstance(at, slice):
+            return [self[n] for n in range(*at.indices(len(self)))]
+        if at not in self._read:
+            self._read[at] = _url(self._index, self._pages[at][0])
+        return self._read[at]
+
+
+def _position(urls: _Urls, url: str) -> int | None:
+    """The number of the page of `url` in an index whose pages are in URL order; None where
+    it has none."""
+    at = bisect.bisect_left(urls, url)
+    return at if at < len(urls) and urls[at] == url else None
+
+
+class _Source(NamedTuple):
+    """An index whose pages go into the one being made."""
+
+    folder: Path  # where its chunks and filters are
+    meta: Any  # the value of its metadata file
+    numbers: list[int]  # by its own page number, the page's in the index made; -1: left out
+    by_pagefind: bool  # Pagefind's own output (its filter values text), else one made here
+    consumed: bool  # its chunk and filter files removed once read
+
+
 def _merged_meta(
     metas: list[tuple[Path, Any]], into: Path, language: str, urls: Mapping[str, str]
 ) -> list[Any]:
@@ -131,8 +258,7 @@ def _merged_meta(
     page it is: `urls` where it holds it), whichever part and place Pagefind gave it."""
     held: list[tuple[str, str, int, int]] = []  # (URL, fragment, part, number in the part)
     for part, (_, meta) in enumerate(metas):
-        if meta[_SORTS]:
-            raise IndexFormatError("the index has sorts (data-pagefind-sort): not merged")
+        _check_sorts(meta)
         held += [
             (urls.get(page[0]) or _url(into, page[0]), page[0], part, n)
             for n, page in enumerate(meta[_PAGES])
@@ -142,21 +268,37 @@ def _merged_meta(
     for new, (_, _, part, old) in enumerate(held):
         numbers[part][old] = new
     pages = [metas[part][1][_PAGES][old] for _, _, part, old in held]
+    sources = [
+        _Source(folder, meta, number, by_pagefind=True, consumed=True)
+        for (folder, meta), number in zip(metas, numbers, strict=True)
+    ]
+    return _joined_meta(sources, pages, into, language)
+
+
+def _check_sorts(meta: Any) -> None:
+    if meta[_SORTS]:
+        raise IndexFormatError("the index has sorts (data-pagefind-sort): not merged")
+
+
+def _joined_meta(sources: list[_Source], pages: list[Any], into: Path, language: str) -> list[Any]:
+    """The metadata of the index of `pages` (numbered) made of `sources`, its chunks and
+    filters written into `into`."""
     fields: list[str] = []
-    for _, meta in metas:
-        fields.extend(field for field in meta[_FIELDS] if field not in fields)
+    for source in sources:
+        fields.extend(field for field in source.meta[_FIELDS] if field not in fields)
     # Each stretch of words is joined by a process of its own, into files named by digest;
     # named as Pagefind names them once all are written, and the parts' own chunks gone.
-    bounds = [None, *(CUT_BEFORE if len(held) >= CUT_FROM_PAGES else ()), None]
+    bounds = [None, *(CUT_BEFORE if len(pages) >= CUT_FROM_PAGES else ()), None]
     written = process.forked_calls(
         [
-            functools.partial(_stretch_written, metas, numbers, into, low, high)
+            functools.partial(_stretch_written, sources, into, low, high)
             for low, high in itertools.pairwise(bounds)
         ]
     )
-    for folder, meta in metas:
-        for chunk in meta[_CHUNKS]:
-            (folder / "index" / f"{chunk[2]}.pf_index").unlink()
+    for source in sources:
+        if source.consumed:
+            for chunk in source.meta[_CHUNKS]:
+                (source.folder / "index" / f"{chunk[2]}.pf_index").unlink()
     chunks: list[list[Any]] = []
     names: set[str] = set()
     for first, last, digest in itertools.chain.from_iterable(written):
@@ -164,53 +306,52 @@ def _merged_meta(
         os.replace(into / "index" / f".{digest}", into / "index" / f"{name}.pf_index")
         chunks.append([first, last, name])
     values: dict[str, dict[str, set[int]]] = {}
-    for (folder, meta), number in zip(metas, numbers, strict=True):
-        for filter_name, filter_hash in meta[_FILTERS]:
-            path = folder / "filter" / f"{filter_hash}.pf_filter"
+    for source in sources:
+        number = source.numbers
+        for filter_name, filter_hash in source.meta[_FILTERS]:
+            path = source.folder / "filter" / f"{filter_hash}.pf_filter"
             listed = read(path)[1]
-            path.unlink()
+            if source.consumed:
+                path.unlink()
             shown = values.setdefault(str(filter_name), {})
             for value, found in listed:
-                shown.setdefault(filter_value_html(value), set()).update(number[p] for p in found)
+                shown_value = filter_value_html(value) if source.by_pagefind else str(value)
+                shown.setdefault(shown_value, set()).update(number[p] for p in found)
     filters = []
     for filter_name, shown in sorted(values.items()):
         renumbered = sorted(
-            [[value, sorted(found)] for value, found in shown.items()], key=_by_value
+            [[value, sorted(found - _LEFT_OUT)] for value, found in shown.items()],
+            key=_by_value,
         )
+        renumbered = [value for value in renumbered if value[1]]  # only left-out pages had it
+        if not renumbered:
+            continue
         body = encode([filter_name, renumbered])
         found_name = _name(language, hashlib.sha256(body).hexdigest(), 7, names)
         _write(into / "filter" / f"{found_name}.pf_filter", body)
         filters.append([filter_name, found_name])
-    return [metas[0][1][0], pages, chunks, filters, [], fields]
+    return [sources[0].meta[0], pages, chunks, filters, [], fields]
+
+
+_LEFT_OUT = frozenset([-1])  # the number of a page left out of the index made
 
 
 def _stretch_written(
-    metas: list[tuple[Path, Any]],
-    numbers: list[list[int]],
-    into: Path,
-    low: str | None,
-    high: str | None,
+    sources: list[_Source], into: Path, low: str | None, high: str | None
 ) -> list[tuple[str, str, str]]:
-    """The words from `low` up to (not including) `high` (None: no bound) of the parts
-    `metas`, joined and cut into chunks of CHUNK_ENTRIES, each written into `into`/index as
+    """The words from `low` up to (not including) `high` (None: no bound) of `sources`,
+    joined and cut into chunks of CHUNK_ENTRIES, each written into `into`/index as
     `.<sha256 of its CBOR>`: (first word, last word, that digest) of each, in order."""
     # ~1.8M decoded entries on the real catalog, lists without cycles freed chunk by chunk:
     # the collector's passes over them were ~0.4 s of the merge's (docs/performance.md).
     with process.not_collecting():
-        return _stretch(metas, numbers, into, low, high)
+        return _stretch(sources, into, low, high)
 
 
 def _stretch(
-    metas: list[tuple[Path, Any]],
-    numbers: list[list[int]],
-    into: Path,
-    low: str | None,
-    high: str | None,
+    sources: list[_Source], into: Path, low: str | None, high: str | None
 ) -> list[tuple[str, str, str]]:
-    streams = [
-        _words(folder, meta[_CHUNKS], number, low, high)
-        for (folder, meta), number in zip(metas, numbers, strict=True)
-    ]
+    streams = [_words(source, low, high) for source in sources]
     written: list[tuple[str, str, str]] = []
     chunk: list[list[Any]] = []
     entries = 0
@@ -226,21 +367,26 @@ def _stretch(
     return written
 
 
-def _words(
-    folder: Path, chunks: list[Any], number: list[int], low: str | None, high: str | None
-) -> Any:
-    """A part's words from `low` up to `high` in order: each with its pages and its variants'
-    (the forms with diacritics that index under it: `ağaç` under `agac`), pages as [new page
-    number, the rest of the entry] (`number`: by the part's page number, the new); each chunk
-    that may hold one read when reached."""
-    for chunk in chunks:
+def _words(source: _Source, low: str | None, high: str | None) -> Any:
+    """A source's words from `low` up to `high` in order: each with its pages and its
+    variants' (the forms with diacritics that index under it: `ağaç` under `agac`), pages as
+    [new page number, the rest of the entry]; each chunk that may hold one read when reached.
+    The pages left out are dropped, and so is a word (or variant) left with none."""
+    number = source.numbers
+    absolute = _absolute_kept if -1 in number else _absolute
+    for chunk in source.meta[_CHUNKS]:
         if (high is not None and chunk[0] >= high) or (low is not None and chunk[1] < low):
             continue
-        for word in read(folder / "index" / f"{chunk[2]}.pf_index")[0]:
+        for word in read(source.folder / "index" / f"{chunk[2]}.pf_index")[0]:
             if (high is not None and word[0] >= high) or (low is not None and word[0] < low):
                 continue
-            variants = {form: _absolute(pages, number) for form, pages in word[2]}
-            yield word[0], _absolute(word[1], number), variants
+            variants = {form: absolute(pages, number) for form, pages in word[2]}
+            found = absolute(word[1], number)
+            if absolute is _absolute_kept:
+                variants = {form: pages for form, pages in variants.items() if pages}
+                if not found and not variants:
+                    continue
+            yield word[0], found, variants
 
 
 def _absolute(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:
@@ -251,6 +397,11 @@ def _absolute(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:
         page += entry[0]
         entry[0] = number[page]
     return pages
+
+
+def _absolute_kept(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:
+    """`_absolute`'s, without the pages left out (numbered -1)."""
+    return [entry for entry in _absolute(pages, number) if entry[0] >= 0]
 
 
 def _joined(streams: list[Any]) -> Any:

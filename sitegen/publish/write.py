@@ -249,6 +249,7 @@ class Patch:
         self.staging = Staging(target)
         self.deleted: list[str] = []
         self.changed: list[str] = []  # what `apply` moved in or deleted
+        self.last: set[str] = set()  # moved in after the rest: files that name others
         self._discard_aside = discard_aside
 
     def write(self, path: str, data: Data) -> None:
@@ -291,7 +292,7 @@ class Patch:
         inside = _Inside(self.target)
         aside = root / DISCARDED if self._discard_aside else None
         try:
-            for number, path in enumerate(sorted(moved)):
+            for number, path in enumerate(sorted(moved, key=lambda p: (p in self.last, p))):
                 inside.folder(path.rpartition("/")[0], make=True)
                 size = inside.replaceable(path)
                 if aside is not None and size is not None and size >= DISCARD_ASIDE_BYTES:

@@ -302,3 +302,60 @@ def test_cbor_pagefind_never_writes_is_refused_in_one_line(cbor: str, tmp_path: 
     path.write_bytes(gzip.compress(SIGNATURE + bytes.fromhex(cbor)))
     with pytest.raises(IndexFormatError, match=r"^en_1\.pf_index: \S"):
         read(path)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_a_spliced_index_is_the_index_of_its_pages_made_from_scratch(
+    cpus: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An incremental build's change: /b/ indexed again with other words and another filter
+    value, /e/ new, /c/ gone. The files written and those to delete make the index the merge of
+    the new pages from scratch gives, byte for byte; a filter value already HTML is not
+    escaped again; the words and values only the pages gone had are gone."""
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
+    monkeypatch.setattr(sitegen.process, "usable_cpus", lambda: cpus)
+    before = {"/a/": ["layer", "zeta"], "/b/": ["layer"], "/c/": ["only"], "/d/": ["norm"]}
+    after = {"/a/": ["layer", "zeta"], "/b/": ["rms"], "/d/": ["norm"], "/e/": ["layer", "x"]}
+    passes_before = {"/a/": "fwd<1>", "/b/": "fwd<1>", "/c/": "gone", "/d/": "bwd"}
+    passes_after = {"/a/": "fwd<1>", "/b/": "bwd", "/d/": "bwd", "/e/": "fwd<1>"}
+
+    def made(root: Path, words_of: dict[str, list[str]], pass_of: dict[str, str]) -> Path:
+        urls = list(words_of)
+        words: dict[str, list[int]] = {}
+        passes: dict[str, list[int]] = {}
+        for number, url in enumerate(urls):
+            for word in words_of[url]:
+                words.setdefault(word, []).append(number)
+            passes.setdefault(pass_of[url], []).append(number)
+        return _index(root, urls, words, passes, ["Pass", "GPU"])
+
+    old = made(tmp_path / "old", before, passes_before)
+    canonicalise(old)
+    scratch = made(tmp_path / "scratch", after, passes_after)
+    canonicalise(scratch)
+    part = made(tmp_path / "part", {u: after[u] for u in ("/e/", "/b/")}, passes_after)
+    into = tmp_path / "into"
+    gone = sitegen.publish.pagefind_format.splice_index(old, part, ["/c/", "/z/"], into)
+    assert not part.exists() or not list((part / "index").iterdir())  # consumed
+    for path, data in _files(into).items():
+        (old / path).parent.mkdir(parents=True, exist_ok=True)
+        (old / path).write_bytes(data)
+    for path in gone:
+        (old / path).unlink()
+    assert _files(old) == _files(scratch)
+    assert _pages_of(old)["Pass=fwd&lt;1&gt;"] == ["/a/", "/e/"]
+    assert "only" not in _pages_of(old) and "Pass=gone" not in _pages_of(old)
+
+
+def test_an_index_not_to_splice_is_refused_for_a_whole_one(tmp_path: Path) -> None:
+    old = _index(tmp_path / "old", ["/a/"], {"norm": [0]}, {"forward": [0]}, ["Pass", "GPU"])
+    entry = json.loads((old / "pagefind-entry.json").read_text())
+    entry["languages"]["de"] = entry["languages"]["en"]
+    (old / "pagefind-entry.json").write_text(json.dumps(entry))
+    with pytest.raises(IndexFormatError, match="several languages"):
+        sitegen.publish.pagefind_format.splice_index(old, None, ["/a/"], tmp_path / "into")
