@@ -704,9 +704,10 @@ def _write_incremental(
     """Render what changed; patch the previous output, or write a whole one if there is none
     (or, with `tree_check`, if it answers that the output is not exactly what the last build
     left, `state.tree`, which is then made what this build leaves: `build --incremental`).
-    `state.outputs` says what is there after. With `binary`, the search index is made again
-    when a page changed (of the whole site: Pagefind does not patch an index), then swapped in
-    whole; without, a previous one is removed. `held_files`: a held state's (`HeldFiles`).
+    `state.outputs` says what is there after. With `binary`, the pages whose indexed copy
+    changed are indexed and spliced into the search index, its files patched with the pages
+    (`spliced_index`), or, where it cannot be spliced, the index is made again whole and
+    swapped in; without, a previous one is removed. `held_files`: a held state's (`HeldFiles`).
     None, with nothing written, where `missed` answers that the watcher missed a change:
     asked once the changed pages are staged (the walk it waits for runs beside the render),
     or, where the whole output is written, once the pages are chosen."""

@@ -26,6 +26,7 @@ from sitegen.pipeline import build_site
 from sitegen.publish.incremental import output_tree, read_state
 from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
 from sitegen.publish.search import (
+    BODY_MARKER,
     EXCLUDED,
     FOLDER,
     IndexedAsRendered,
@@ -610,37 +611,96 @@ def test_pagefind_reads_no_configuration_of_the_machine(
     assert index_of(out) == index_of(built)
 
 
-def test_incremental_builds_index_again_only_when_a_page_changed(
+def _indexed_copy(page: bytes | None) -> bytes | None:
+    if page is None or BODY_MARKER not in page:
+        return None
+    return index_copy(page) or page
+
+
+def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
     built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """After a run's title changes, a run is removed and one added: Pagefind indexes exactly
+    the pages whose indexed copy changed, the index is never made again whole, and the site,
+    index included, is the full build's byte for byte each time."""
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
     first = build_site(content, out, incremental=True, search=True)
     assert first.search is not None and index_of(out) == index_of(built)
-    calls = []
+    whole: list[object] = []
+    indexed: list[set[str]] = []
     index = sitegen.pipeline.index_search
+    run_pagefind = sitegen.publish.search._run_pagefind
 
     def counted(*args: object) -> object:
-        calls.append(args)
+        whole.append(args)
         return index(*args)  # type: ignore[arg-type]
 
+    def looked_at(binary: Path, pages: Path, output: Path, work: Path) -> None:
+        indexed.append(set(html_pages(pages)))
+        run_pagefind(binary, pages, output, work)
+
     monkeypatch.setattr(sitegen.pipeline, "index_search", counted)
+    monkeypatch.setattr(sitegen.publish.search, "_run_pagefind", looked_at)
     same = build_site(content, out, incremental=True, search=True)
-    assert calls == [] and same.search is None and index_of(out) == index_of(built)
-    edit(run_files(content)[0], lambda d: d["metadata"].update(title=d["metadata"]["title"] + "!"))
-    changed = build_site(content, out, incremental=True, search=True)
-    assert len(calls) == 1 and changed.search is not None
-    state = read_state(out, content)  # the index folder, swapped in whole, walked again
-    assert state is not None and state.tree == output_tree(out.resolve())
-    cold = tmp_path / "cold"
-    build_site(content, cold, search=True)
-    assert tree(out) == tree(cold)  # pages and index, as a full build writes them
+    assert whole == indexed == [] and same.search is None and index_of(out) == index_of(built)
+    runs = run_files(content)
+    kept = tmp_path / "removed.json"  # a run taken out, then put back under another name
+    shutil.copyfile(runs[1], kept)
+    changes = [
+        lambda: edit(runs[0], lambda d: d["metadata"].update(title=d["metadata"]["title"] + "!")),
+        runs[1].unlink,
+        lambda: shutil.copyfile(kept, content / "runs" / "added.json"),
+    ]
+    for number, change in enumerate(changes):
+        before = tree(out)
+        change()
+        indexed.clear()
+        changed = build_site(content, out, incremental=True, search=True)
+        cold = tmp_path / f"cold-{number}"
+        build_site(content, cold, search=True)
+        after = tree(cold)
+        assert tree(out) == after  # pages and index, as a full build writes them
+        assert whole == [] and changed.search is not None and changed.search.pages > 0
+        moved = {
+            path
+            for path, page in after.items()
+            if path.endswith(".html") and _indexed_copy(page) is not None
+            if _indexed_copy(page) != _indexed_copy(before.get(path))
+        }
+        assert moved and indexed == [moved]  # one Pagefind run, over exactly those pages
+        state = read_state(out, content)  # the index's changed files looked at again
+        assert state is not None and state.tree == output_tree(out.resolve())
     # Built without the index, an incremental build leaves none behind.
     build_site(content, out, incremental=True, search=False)
     assert not (out / FOLDER).exists()
     left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith("-lock"))
-    assert left == ["cold", "content", "public"]  # no work folder beside them
+    assert left == ["cold-0", "cold-1", "cold-2", "content", "public", "removed.json"]
+
+
+def test_an_index_that_cannot_be_spliced_is_made_again_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index the splice refuses (here: of two languages) is made again whole, as a full
+    build makes it."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out, incremental=True, search=True)
+    refused = sitegen.publish.pagefind_format.IndexFormatError("an index of several languages")
+
+    def refuse(*args: object) -> list[str]:
+        raise refused
+
+    monkeypatch.setattr(sitegen.publish.search, "splice_index", refuse)
+    edit(run_files(content)[0], lambda d: d["metadata"].update(title="Another title"))
+    changed = build_site(content, out, incremental=True, search=True)
+    assert changed.search is not None
+    cold = tmp_path / "cold"
+    build_site(content, cold, search=True)
+    assert tree(out) == tree(cold)
+    assert not [p for p in tmp_path.iterdir() if "staging" in p.name]
 
 
 def test_a_merge_process_that_dies_fails_the_index_in_one_line(
