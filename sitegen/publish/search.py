@@ -34,7 +34,6 @@ from typing import Any, NamedTuple
 from sitegen.publish.errors import WriteError
 from sitegen.publish.pagefind_format import (
     ENTRY,
-    IndexFormatError,
     fragment_urls,
     merge_parts,
     splice_index,
@@ -375,17 +374,24 @@ def spliced_index(
     into the index; its new files are staged under `staged`/FOLDER. The paths (relative to
     `site`) of the index files to delete, or None where the index is to be made again whole:
     none yet, or one this cannot change (`splice_index`), or a site whose pages do not carry
-    BODY_MARKER (then Pagefind indexes every page), or a page gone whose URL is not a folder's.
-    The index is not changed, and nothing is staged, where no indexed page changed."""
+    BODY_MARKER (then Pagefind indexes every page), or a page gone whose URL is not a folder's;
+    or where more than PART_PAGES pages changed (a template's change), which the whole index's
+    parts bound Pagefind's memory for; or where the index could not be read or changed (made
+    again whole, what is wrong is said then). The index is not changed, and nothing is staged,
+    where no indexed page changed."""
     index = site / FOLDER
-    if not (index / ENTRY).is_file():
+    changed = html_pages(staged)
+    if not (index / ENTRY).is_file() or len(changed) > PART_PAGES:
         return None
     marked_before = False
     put_in: list[tuple[str, bytes]] = []
     left_out: list[str] = []
-    for path in [*html_pages(staged), *(path for path in deleted if path.endswith(".html"))]:
+    for path in [*changed, *(path for path in deleted if path.endswith(".html"))]:
         new = _indexed_copy(staged / path)
-        old = _indexed_copy(site / path)
+        try:
+            old = _indexed_copy(site / path)
+        except OSError:  # not a file, or a link: the patch refuses it, in one line
+            return None
         marked_before |= old is not None
         if old == new:
             continue
@@ -403,20 +409,19 @@ def spliced_index(
     tree, part = work / "site", work / "index"
     try:
         for path, copy in put_in:
-            (tree / path).parent.mkdir(parents=True, exist_ok=True)
-            (tree / path).write_bytes(copy)
+            try:
+                (tree / path).parent.mkdir(parents=True, exist_ok=True)
+                (tree / path).write_bytes(copy)
+            except OSError as error:
+                raise WriteError.of(error, tree / path) from None
         if put_in:
             _run_pagefind(binary, tree, part, work)
         try:
-            return [
-                f"{FOLDER}/{path}"
-                for path in splice_index(index, part if put_in else None, left_out, staged / FOLDER)
-            ]
-        except IndexFormatError:
+            gone = splice_index(index, part if put_in else None, left_out, staged / FOLDER)
+        except MERGE_ERRORS:  # IndexFormatError among them
             shutil.rmtree(staged / FOLDER, ignore_errors=True)
             return None
-        except MERGE_ERRORS as error:
-            raise SearchError(f"the index pagefind wrote: {error}") from None
+        return [f"{FOLDER}/{path}" for path in gone]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -425,7 +430,9 @@ def _indexed_copy(path: Path) -> bytes | None:
     """What Pagefind reads of the page at `path` (its `index_copy`, else the page), if it
     carries BODY_MARKER; None for no page or one not indexed."""
     try:
-        page = path.read_bytes()
+        # Never through a link: the output is the last build's, and so are its pages.
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:
+            page = file.read()
     except FileNotFoundError:
         return None
     if BODY_MARKER not in page:

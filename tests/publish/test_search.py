@@ -729,3 +729,33 @@ def test_a_merge_process_that_dies_fails_the_index_in_one_line(
     )
     # No work folder left; `into` is its caller's, staged by a build and removed with the stage.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+
+
+def test_a_splice_never_reads_through_a_link_nor_takes_a_whole_site_s_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of the output that is a link (planted since the last build) is never read: the
+    index is made again whole, and the patch then refuses the link. More changed pages than a
+    part holds (a template changed) are indexed whole, in parts, too."""
+    site, staged, outside = tmp_path / "site", tmp_path / "staged", tmp_path / "secret.html"
+    (site / FOLDER).mkdir(parents=True)
+    (site / FOLDER / "pagefind-entry.json").write_text("{}")
+    page = b"<html><head></head><body><main data-pagefind-body>words</main></body></html>"
+    for number in (1, 2):
+        (staged / f"k{number}").mkdir(parents=True)
+        (staged / f"k{number}" / "index.html").write_bytes(page)
+    binary = pagefind_binary()
+    assert binary is not None
+
+    def never(*args: object) -> None:
+        raise AssertionError("Pagefind run")
+
+    monkeypatch.setattr(sitegen.publish.search, "_run_pagefind", never)
+    (site / "k1").mkdir()
+    outside.write_bytes(page.replace(b"words", b"secret"))
+    (site / "k1" / "index.html").symlink_to(outside)
+    assert sitegen.publish.search.spliced_index(site, staged, [], binary) is None
+    (site / "k1" / "index.html").unlink()
+    monkeypatch.setattr(sitegen.publish.search, "PART_PAGES", 1)
+    assert sitegen.publish.search.spliced_index(site, staged, [], binary) is None
+    assert sorted(p.name for p in staged.iterdir()) == ["k1", "k2"]  # nothing staged
