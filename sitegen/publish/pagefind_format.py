@@ -38,6 +38,7 @@ from sitegen.model.text import neutralised
 PAGEFIND_VERSION = "1.5.2"
 SIGNATURE = b"pagefind_dcd"
 ENTRY = "pagefind-entry.json"
+_FRAGMENT = ".pf_fragment"  # a page's fragment: <its hash>.pf_fragment under fragment/
 # A metadata file is [version, pages, index chunks, filters, sorts, meta fields]: a page is
 # [fragment hash, word count], in page-number order; a chunk [first word, last word, hash]; a
 # filter [name, hash]. An index chunk is [[[word, [[page delta, locations, meta locations]...],
@@ -118,6 +119,9 @@ def merge_parts(parts: list[Path], into: Path, urls: Mapping[str, str] | None = 
     (into / ENTRY).write_text(text, encoding="utf-8")
 
 
+_LEFT_OUT = -1  # the number, in the index made, of a source's page left out of it
+
+
 def splice_index(
     index: Path, part: Path | None, left_out: Collection[str], into: Path
 ) -> list[str]:
@@ -139,7 +143,10 @@ def splice_index(
     _check_sorts(meta)
     urls = _Urls(index, meta[_PAGES])
     left = {at for url in left_out if (at := _position(urls, url)) is not None}
-    sources = [_Source(index, meta, [], by_pagefind=False, consumed=False)]
+    old_numbers = [_LEFT_OUT] * len(meta[_PAGES])
+    sources = [_Source(index, meta, old_numbers, by_pagefind=False, consumed=False)]
+    for kind in ("index", "filter", "fragment"):
+        (into / kind).mkdir(parents=True, exist_ok=True)
     put_in: list[tuple[int, str, int]] = []  # (position among the old pages, URL, number)
     added: list[Any] = []
     if part is not None:
@@ -160,10 +167,10 @@ def splice_index(
                     left.add(at)  # its page before: replaced
                 put_in.append((at, url, number))
             added = part_meta[_PAGES]
-            sources.append(_Source(part, part_meta, [-1] * len(added), True, consumed=True))
+            sources.append(_Source(part, part_meta, [_LEFT_OUT] * len(added), True, True))
+            for fragment in sorted({page[0] + _FRAGMENT for page in added}):
+                os.replace(part / "fragment" / fragment, into / "fragment" / fragment)
     put_in.sort()
-    old_numbers = sources[0].numbers
-    old_numbers.extend([-1] * len(meta[_PAGES]))
     pages: list[Any] = []
     waiting = iter(put_in)
     coming = next(waiting, None)
@@ -175,27 +182,32 @@ def splice_index(
         if at < len(meta[_PAGES]) and at not in left:
             old_numbers[at] = len(pages)
             pages.append(meta[_PAGES][at])
-    for kind in ("index", "filter", "fragment"):
-        (into / kind).mkdir(parents=True, exist_ok=True)
-    body = encode(_joined_meta(sources, pages, into, language))
+    spliced_meta = _joined_meta(sources, pages, into, language)
+    body = encode(spliced_meta)
     name = _name(language, hashlib.sha256(body).hexdigest(), 10, set())
     _write(into / f"pagefind.{name}.pf_meta", body)
-    for fragment in sorted({page[0] + _FRAGMENT for page in added}):
-        os.replace(os.path.join(part or "", "fragment", fragment), into / "fragment" / fragment)
     spliced = {
         **entry,
         "languages": {language: {**details, "hash": name, "page_count": len(pages)}},
     }
     text = json.dumps(spliced, separators=(",", ":"), ensure_ascii=False)
     (into / ENTRY).write_text(text, encoding="utf-8")
-    kept = {path.relative_to(into).as_posix() for path in into.rglob("*") if path.is_file()}
+    kept = {*_files_named(spliced_meta), f"pagefind.{name}.pf_meta"}
+    kept.update(f"fragment/{page[0]}{_FRAGMENT}" for page in added)
     old = [
-        *(f"index/{chunk[2]}.pf_index" for chunk in meta[_CHUNKS]),
-        *(f"filter/{found[1]}.pf_filter" for found in meta[_FILTERS]),
+        *_files_named(meta),
         meta_name,
         *(f"fragment/{meta[_PAGES][at][0]}{_FRAGMENT}" for at in sorted(left)),
     ]
     return [path for path in old if path not in kept]
+
+
+def _files_named(meta: Any) -> list[str]:
+    """The chunk and filter files a metadata file names, relative to its index's folder."""
+    return [
+        *(f"index/{chunk[2]}.pf_index" for chunk in meta[_CHUNKS]),
+        *(f"filter/{found[1]}.pf_filter" for found in meta[_FILTERS]),
+    ]
 
 
 def _entry(index: Path) -> Any:
@@ -245,7 +257,7 @@ class _Source(NamedTuple):
 
     folder: Path  # where its chunks and filters are
     meta: Any  # the value of its metadata file
-    numbers: list[int]  # by its own page number, the page's in the index made; -1: left out
+    numbers: list[int]  # by its own page number, the page's in the index made, or _LEFT_OUT
     by_pagefind: bool  # Pagefind's own output (its filter values text), else one made here
     consumed: bool  # its chunk and filter files removed once read
 
@@ -320,7 +332,7 @@ def _joined_meta(sources: list[_Source], pages: list[Any], into: Path, language:
     filters = []
     for filter_name, shown in sorted(values.items()):
         renumbered = sorted(
-            [[value, sorted(found - _LEFT_OUT)] for value, found in shown.items()],
+            [[value, sorted(found - {_LEFT_OUT})] for value, found in shown.items()],
             key=_by_value,
         )
         renumbered = [value for value in renumbered if value[1]]  # only left-out pages had it
@@ -331,9 +343,6 @@ def _joined_meta(sources: list[_Source], pages: list[Any], into: Path, language:
         _write(into / "filter" / f"{found_name}.pf_filter", body)
         filters.append([filter_name, found_name])
     return [sources[0].meta[0], pages, chunks, filters, [], fields]
-
-
-_LEFT_OUT = frozenset([-1])  # the number of a page left out of the index made
 
 
 def _stretch_written(
@@ -373,7 +382,7 @@ def _words(source: _Source, low: str | None, high: str | None) -> Any:
     [new page number, the rest of the entry]; each chunk that may hold one read when reached.
     The pages left out are dropped, and so is a word (or variant) left with none."""
     number = source.numbers
-    absolute = _absolute_kept if -1 in number else _absolute
+    absolute = _absolute_kept if _LEFT_OUT in number else _absolute
     for chunk in source.meta[_CHUNKS]:
         if (high is not None and chunk[0] >= high) or (low is not None and chunk[1] < low):
             continue
@@ -400,8 +409,8 @@ def _absolute(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:
 
 
 def _absolute_kept(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:
-    """`_absolute`'s, without the pages left out (numbered -1)."""
-    return [entry for entry in _absolute(pages, number) if entry[0] >= 0]
+    """`_absolute`'s, without the pages left out."""
+    return [entry for entry in _absolute(pages, number) if entry[0] != _LEFT_OUT]
 
 
 def _joined(streams: list[Any]) -> Any:
@@ -447,9 +456,6 @@ def filter_value_html(value: str) -> str:
     markup (`{@html}` in its filters.svelte), so a kernel or GPU name holding `<img …>` would
     become an element there; escaped here, it is shown as the characters it is."""
     return html.escape(neutralised(value))
-
-
-_FRAGMENT = ".pf_fragment"
 
 
 def fragment_urls(index: Path) -> dict[str, str]:

@@ -134,7 +134,7 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
             raise SearchError(f"the index pagefind wrote: {error}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return SearchIndex(_page_count(into), *_sizes(into), time.perf_counter() - started)
+    return indexed_now(into, time.perf_counter() - started)
 
 
 def indexed_now(into: Path, seconds: float) -> SearchIndex:
@@ -263,12 +263,12 @@ class IndexedAsRendered(Output):
     def write(self, path: str, data: Data, key: str | None = None) -> None:
         self._inner.write(path, data, key)
         if path.endswith(".html"):
-            page = bytes(data)  # a page's bytes object itself: not copied
-            if BODY_MARKER in page:
-                self._copy(path, page)
+            read = what_pagefind_reads(bytes(data))  # the page's bytes object: not copied
+            if read is not None:
+                self._copy(path, read)
                 self._noted.append(path)
 
-    def _copy(self, path: str, page: bytes) -> None:
+    def _copy(self, path: str, read: bytes) -> None:
         folder = os.path.dirname(path)
         target = self._copies / path
         try:
@@ -276,7 +276,7 @@ class IndexedAsRendered(Output):
                 os.makedirs(self._copies / folder, exist_ok=True)
                 self._made.add(folder)
             with open(target, "xb") as file:
-                file.write(index_copy(page) or page)
+                file.write(read)
         except OSError as error:
             raise WriteError.of(error, target) from None
 
@@ -361,7 +361,7 @@ class IndexedAsRendered(Output):
             merge_parts(self._parts, into, self._urls)
         except MERGE_ERRORS as error:
             raise SearchError(f"the index pagefind wrote: {error}") from None
-        return SearchIndex(_page_count(into), *_sizes(into), time.perf_counter() - started)
+        return indexed_now(into, time.perf_counter() - started)
 
 
 def spliced_index(
@@ -427,14 +427,18 @@ def spliced_index(
 
 
 def _indexed_copy(path: Path) -> bytes | None:
-    """What Pagefind reads of the page at `path` (its `index_copy`, else the page), if it
-    carries BODY_MARKER; None for no page or one not indexed."""
+    """`what_pagefind_reads` of the page at `path`; None for no page."""
     try:
         # Never through a link: the output is the last build's, and so are its pages.
         with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:
-            page = file.read()
+            return what_pagefind_reads(file.read())
     except FileNotFoundError:
         return None
+
+
+def what_pagefind_reads(page: bytes) -> bytes | None:
+    """What Pagefind reads of `page` (its `index_copy`, else the page), if it carries
+    BODY_MARKER; None for a page it does not index."""
     if BODY_MARKER not in page:
         return None
     return index_copy(page) or page

@@ -26,7 +26,6 @@ from sitegen.pipeline import build_site
 from sitegen.publish.incremental import output_tree, read_state
 from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
 from sitegen.publish.search import (
-    BODY_MARKER,
     EXCLUDED,
     FOLDER,
     IndexedAsRendered,
@@ -37,6 +36,7 @@ from sitegen.publish.search import (
     link_pages,
     pagefind_binary,
     pagefind_version,
+    what_pagefind_reads,
 )
 from tests.conftest import FIXTURES, REPOSITORY
 from tests.publish.test_incremental import edit, run_files
@@ -612,9 +612,7 @@ def test_pagefind_reads_no_configuration_of_the_machine(
 
 
 def _indexed_copy(page: bytes | None) -> bytes | None:
-    if page is None or BODY_MARKER not in page:
-        return None
-    return index_copy(page) or page
+    return None if page is None else what_pagefind_reads(page)
 
 
 def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
