@@ -6,10 +6,10 @@ the folder, which is the file system's listing order (ext4 lists a big folder in
 hash seeded per file system: another machine lists it otherwise), and writes each filter's
 values, and the list of filters, in the order of a hash map seeded anew by each process
 (`build_indexes` in its src/index/mod.rs). `canonicalise` rewrites the index so that the same
-pages give the same bytes anywhere: pages numbered by URL (every page number of the word index
-and the filters rewritten), filters by name, values by value. The files are gzip of
-`pagefind_dcd` and CBOR; each rewritten file is named by the sha256 of its CBOR, as Pagefind
-names its own by a hash of theirs.
+pages give the same bytes anywhere: pages numbered by title, then URL (`PageKey`: every page
+number of the word index and the filters rewritten), filters by name, values by value. The
+files are gzip of `pagefind_dcd` and CBOR; each rewritten file is named by the sha256 of its
+CBOR, as Pagefind names its own by a hash of theirs.
 """
 
 from __future__ import annotations
@@ -52,6 +52,15 @@ class IndexFormatError(ValueError):
     """An index file is not as Pagefind PAGEFIND_VERSION writes it."""
 
 
+class PageKey(NamedTuple):
+    """What orders a page among the pages of an index: its title, then its URL. A run edited
+    keeps its title, not its URL (its digest), so it keeps its number: the words of the pages
+    about it, not nearly every chunk, change (`splice_index`)."""
+
+    title: str
+    url: str
+
+
 def canonicalise(index: Path) -> None:
     """Rewrite the index in the folder `index` so that its bytes depend on the pages alone."""
     moved = index.with_name(index.name + ".pagefind")
@@ -59,9 +68,13 @@ def canonicalise(index: Path) -> None:
     merge_parts([moved], index)
 
 
-# Page entries per index chunk the merge writes: chunks of ~25 KB compressed, as Pagefind's own
-# are on the real catalog (its median chunk holds ~12,000).
+# Where the word index is cut into chunks (`_cut_after`): after a word whose crc32 is a
+# multiple of CHUNK_SPREAD, once a chunk holds CHUNK_ENTRIES / 2 page entries, and always at
+# 2 * CHUNK_ENTRIES: ~12,000 entries a chunk on the real catalog (~25 KB compressed, as
+# Pagefind's own median chunk). A cut that depends on the words near it, not on a count from
+# the first word, moves no cut far from a change: a splice makes again the chunks about it.
 CHUNK_ENTRIES = 12_000
+CHUNK_SPREAD = 400  # ~18 entries a word on the real catalog: ~7,000 entries past the half
 # Words the word index of CUT_FROM_PAGES pages or more is always cut before: the stretches
 # between are joined by processes of their own (`process.forked_calls`), and a cut that depends
 # on the pages alone (not on the parts or the processes) keeps the bytes following the pages.
@@ -71,15 +84,16 @@ CUT_BEFORE = ("h",)
 CUT_FROM_PAGES = 2_000
 
 
-def merge_parts(parts: list[Path], into: Path, urls: Mapping[str, str] | None = None) -> None:
+def merge_parts(parts: list[Path], into: Path, keys: Mapping[str, PageKey] | None = None) -> None:
     """Join the indexes Pagefind wrote into the folders `parts` (one or more, each of other
     pages) into one index in the folder `into`, which does not exist yet, in its canonical form:
-    the pages of all numbered by URL, each word's pages (and each variant's) and each filter
-    value's joined, as one run of Pagefind over all the pages would have indexed them (its
-    words, word counts, fragments and filters), the words cut into chunks of CHUNK_ENTRIES,
+    the pages of all numbered by key (`PageKey`), each word's pages (and each variant's) and
+    each filter value's joined, as one run of Pagefind over all the pages would have indexed
+    them (its words, word counts, fragments and filters), the words cut into chunks
+    (`_cut_after`),
     filters by name and values by value, each file named by the sha256 of its CBOR. The same
     pages give the same bytes however they were cut into parts and walked. The parts are
-    consumed; each file is read once and written once. `urls`: `fragment_urls` of parts read
+    consumed; each file is read once and written once. `keys`: `fragment_keys` of parts read
     ahead (a page's fragment not in it is read here)."""
     entries = [_entry(part) for part in parts]
     parts[0].rename(into)  # its interface, its wasm files and its fragments, moved whole
@@ -107,7 +121,7 @@ def merge_parts(parts: list[Path], into: Path, urls: Mapping[str, str] | None = 
             meta_path = folder / f"pagefind.{details['hash']}.pf_meta"
             metas.append((folder, read(meta_path)))
             meta_path.unlink()
-        body = encode(_merged_meta(metas, into, language, urls or {}))
+        body = encode(_merged_meta(metas, into, language, keys or {}))
         name = _name(language, hashlib.sha256(body).hexdigest(), 10, set())
         _write(into / f"pagefind.{name}.pf_meta", body)
         merged["languages"][language] = {
@@ -122,18 +136,20 @@ def merge_parts(parts: list[Path], into: Path, urls: Mapping[str, str] | None = 
 _LEFT_OUT = -1  # the number, in the index made, of a source's page left out of it
 
 
-def splice_index(
-    index: Path, part: Path | None, left_out: Collection[str], into: Path
-) -> list[str]:
-    """Change the index in the folder `index` (one this module made: its pages in URL order)
-    as an incremental build changes its pages: the pages of the URLs `left_out` taken out,
-    and those Pagefind indexed into the folder `part` (None: none) put in, each in place of
-    the page of its URL if there is one. What changes is written into the folder `into`,
-    laid out as `index` (new chunks, filters and fragments, the metadata and the entry file);
-    the bytes are those `merge_parts` gives for the pages from scratch. The files of `index`
-    the new one no longer has, relative to it, are returned, to delete once `into`'s are moved
-    in; `part` is consumed. IndexFormatError where this index is not one to change so (several
-    languages, a new metadata field): the whole index is then made again."""
+def splice_index(index: Path, part: Path | None, old_part: Path | None, into: Path) -> list[str]:
+    """Change the index in the folder `index` (one this module made: its pages in key order)
+    as an incremental build changes its pages: the pages Pagefind indexed into the folder
+    `old_part` (the published versions of those changed or removed; None: none) taken out,
+    and those it indexed into `part` (the new versions and the new pages; None: none) put in.
+    What changes is written into the folder `into`, laid out as `index` (new chunks, filters
+    and fragments, the metadata and the entry file); the bytes are those `merge_parts` gives
+    for the pages from scratch. Where every page kept keeps its number (a run edited: its
+    title kept), only the chunks that hold a word of a page put in or taken out are made
+    again (`_spliced_chunks`); else every chunk is. The files of `index` the new one no
+    longer has, relative to it, are returned, to delete once `into`'s are moved in; `part`
+    is consumed. IndexFormatError where this index is not one to change so (several
+    languages, a new metadata field, a page taken out not as published): the whole index is
+    then made again."""
     entry = _entry(index)
     if len(entry["languages"]) != 1:
         raise IndexFormatError("an index of several languages: made again whole")
@@ -141,36 +157,33 @@ def splice_index(
     meta_name = f"pagefind.{details['hash']}.pf_meta"
     meta = read(index / meta_name)
     _check_sorts(meta)
-    urls = _Urls(index, meta[_PAGES])
-    left = {at for url in left_out if (at := _position(urls, url)) is not None}
+    keys = _Keys(index, meta[_PAGES])
+    old_meta = _part_meta(old_part, language, meta)
+    left: dict[str, int] = {}  # by fragment hash, the number of each page taken out
+    if old_part is not None and old_meta is not None:
+        for page_hash, key in fragment_keys(old_part).items():
+            at = bisect.bisect_left(keys, key)
+            if at == len(keys) or meta[_PAGES][at][0] != page_hash:
+                raise IndexFormatError(f"{key.url}: not in the index as it was published")
+            left[page_hash] = at
     old_numbers = [_LEFT_OUT] * len(meta[_PAGES])
     sources = [_Source(index, meta, old_numbers, by_pagefind=False, consumed=False)]
     for kind in ("index", "filter", "fragment"):
         (into / kind).mkdir(parents=True, exist_ok=True)
-    put_in: list[tuple[int, str, int]] = []  # (position among the old pages, URL, number)
+    put_in: list[tuple[int, PageKey, int]] = []  # (position among the old pages, key, number)
     added: list[Any] = []
-    if part is not None:
-        part_entry = _entry(part)
-        if set(part_entry["languages"]) - {language}:
-            raise IndexFormatError("pages of another language: made again whole")
-        if language in part_entry["languages"]:
-            hashed = part_entry["languages"][language]["hash"]
-            part_meta = read(part / f"pagefind.{hashed}.pf_meta")
-            _check_sorts(part_meta)
-            if set(part_meta[_FIELDS]) - set(meta[_FIELDS]):
-                raise IndexFormatError("a new metadata field: made again whole")
-            part_urls = fragment_urls(part)
-            for number, page in enumerate(part_meta[_PAGES]):
-                url = part_urls[page[0]]
-                at = bisect.bisect_left(urls, url)
-                if at < len(urls) and urls[at] == url:
-                    left.add(at)  # its page before: replaced
-                put_in.append((at, url, number))
-            added = part_meta[_PAGES]
-            sources.append(_Source(part, part_meta, [_LEFT_OUT] * len(added), True, True))
-            for fragment in sorted({page[0] + _FRAGMENT for page in added}):
-                os.replace(part / "fragment" / fragment, into / "fragment" / fragment)
+    part_meta = _part_meta(part, language, meta)
+    if part is not None and part_meta is not None:
+        part_keys = fragment_keys(part)
+        for number, page in enumerate(part_meta[_PAGES]):
+            key = part_keys[page[0]]
+            put_in.append((bisect.bisect_left(keys, key), key, number))
+        added = part_meta[_PAGES]
+        sources.append(_Source(part, part_meta, [_LEFT_OUT] * len(added), True, True))
+        for fragment in sorted({page[0] + _FRAGMENT for page in added}):
+            os.replace(part / "fragment" / fragment, into / "fragment" / fragment)
     put_in.sort()
+    taken_out = set(left.values())
     pages: list[Any] = []
     waiting = iter(put_in)
     coming = next(waiting, None)
@@ -179,10 +192,19 @@ def splice_index(
             sources[1].numbers[coming[2]] = len(pages)
             pages.append(added[coming[2]])
             coming = next(waiting, None)
-        if at < len(meta[_PAGES]) and at not in left:
+        if at < len(meta[_PAGES]) and at not in taken_out:
             old_numbers[at] = len(pages)
             pages.append(meta[_PAGES][at])
-    spliced_meta = _joined_meta(sources, pages, into, language)
+    renumbered = len(pages) != len(meta[_PAGES]) or any(
+        number not in (at, _LEFT_OUT) for at, number in enumerate(old_numbers)
+    )
+    touched = None
+    if not renumbered:  # the words whose pages' entries differ: ~10 of a run's ~2,000
+        taken = [left[page[0]] for page in old_meta[_PAGES]] if old_meta else []
+        was = _entries_by_word(old_part, old_meta, taken)
+        now = _entries_by_word(part, part_meta, sources[1].numbers if part_meta else [])
+        touched = {word for word in was.keys() | now.keys() if was.get(word) != now.get(word)}
+    spliced_meta = _joined_meta(sources, pages, into, language, touched)
     body = encode(spliced_meta)
     name = _name(language, hashlib.sha256(body).hexdigest(), 10, set())
     _write(into / f"pagefind.{name}.pf_meta", body)
@@ -197,9 +219,42 @@ def splice_index(
     old = [
         *_files_named(meta),
         meta_name,
-        *(f"fragment/{meta[_PAGES][at][0]}{_FRAGMENT}" for at in sorted(left)),
+        *(f"fragment/{meta[_PAGES][at][0]}{_FRAGMENT}" for at in sorted(taken_out)),
     ]
     return [path for path in old if path not in kept]
+
+
+def _part_meta(part: Path | None, language: str, meta: Any) -> Any:
+    """The metadata of the index Pagefind wrote into `part` (None: none, or no page), which
+    is to be spliced into an index of `language` whose metadata is `meta`."""
+    if part is None:
+        return None
+    part_entry = _entry(part)
+    if set(part_entry["languages"]) - {language}:
+        raise IndexFormatError("pages of another language: made again whole")
+    if language not in part_entry["languages"]:
+        return None
+    part_meta = read(part / f"pagefind.{part_entry['languages'][language]['hash']}.pf_meta")
+    _check_sorts(part_meta)
+    if set(part_meta[_FIELDS]) - set(meta[_FIELDS]):
+        raise IndexFormatError("a new metadata field: made again whole")
+    return part_meta
+
+
+def _entries_by_word(part: Path | None, part_meta: Any, numbers: list[int]) -> dict[str, Any]:
+    """Each word of the index Pagefind wrote into `part` (None: none), its page entries (and
+    its variants') each with the page's number `numbers` gives, in order."""
+    if part is None or part_meta is None:
+        return {}
+    found = {}
+    for chunk in part_meta[_CHUNKS]:
+        for word, pages, variants in read(part / "index" / f"{chunk[2]}.pf_index")[0]:
+            forms = {form: _absolute(listed, numbers) for form, listed in variants}
+            found[word] = (
+                sorted(_absolute(pages, numbers), key=_FIRST),
+                {form: sorted(listed, key=_FIRST) for form, listed in forms.items()},
+            )
+    return found
 
 
 def _files_named(meta: Any) -> list[str]:
@@ -221,35 +276,28 @@ def _entry(index: Path) -> Any:
     return entry
 
 
-class _Urls(Sequence[str]):
-    """The URL of each page of an index, by page number, each read from its fragment when
-    first asked for: a search among the pages in URL order reads ~15 of 25,000."""
+class _Keys(Sequence[PageKey]):
+    """The key of each page of an index, by page number, each read from its fragment when
+    first asked for: a search among the pages in key order reads ~15 of 25,000."""
 
     def __init__(self, index: Path, pages: list[Any]) -> None:
         self._index = index
         self._pages = pages
-        self._read: dict[int, str] = {}
+        self._read: dict[int, PageKey] = {}
 
     def __len__(self) -> int:
         return len(self._pages)
 
     @overload
-    def __getitem__(self, at: int) -> str: ...
+    def __getitem__(self, at: int) -> PageKey: ...
     @overload
-    def __getitem__(self, at: slice) -> Sequence[str]: ...
-    def __getitem__(self, at: int | slice) -> str | Sequence[str]:
+    def __getitem__(self, at: slice) -> Sequence[PageKey]: ...
+    def __getitem__(self, at: int | slice) -> PageKey | Sequence[PageKey]:
         if isinstance(at, slice):
             return [self[n] for n in range(*at.indices(len(self)))]
         if at not in self._read:
-            self._read[at] = _url(self._index, self._pages[at][0])
+            self._read[at] = _key(self._index, self._pages[at][0])
         return self._read[at]
-
-
-def _position(urls: _Urls, url: str) -> int | None:
-    """The number of the page of `url` in an index whose pages are in URL order; None where
-    it has none."""
-    at = bisect.bisect_left(urls, url)
-    return at if at < len(urls) and urls[at] == url else None
 
 
 class _Source(NamedTuple):
@@ -263,16 +311,16 @@ class _Source(NamedTuple):
 
 
 def _merged_meta(
-    metas: list[tuple[Path, Any]], into: Path, language: str, urls: Mapping[str, str]
+    metas: list[tuple[Path, Any]], into: Path, language: str, keys: Mapping[str, PageKey]
 ) -> list[Any]:
     """One language's metadata of the parts `metas`, their chunks and filters written into
-    `into`: every page numbered by its URL (a page's fragment, named by its hash, says which
-    page it is: `urls` where it holds it), whichever part and place Pagefind gave it."""
-    held: list[tuple[str, str, int, int]] = []  # (URL, fragment, part, number in the part)
+    `into`: every page numbered by its key (a page's fragment, named by its hash, says which
+    page it is: `keys` where it holds it), whichever part and place Pagefind gave it."""
+    held: list[tuple[PageKey, str, int, int]] = []  # (key, fragment, part, number in the part)
     for part, (_, meta) in enumerate(metas):
         _check_sorts(meta)
         held += [
-            (urls.get(page[0]) or _url(into, page[0]), page[0], part, n)
+            (keys.get(page[0]) or _key(into, page[0]), page[0], part, n)
             for n, page in enumerate(meta[_PAGES])
         ]
     held.sort()
@@ -292,31 +340,41 @@ def _check_sorts(meta: Any) -> None:
         raise IndexFormatError("the index has sorts (data-pagefind-sort): not merged")
 
 
-def _joined_meta(sources: list[_Source], pages: list[Any], into: Path, language: str) -> list[Any]:
+def _joined_meta(
+    sources: list[_Source],
+    pages: list[Any],
+    into: Path,
+    language: str,
+    touched: Collection[str] | None = None,
+) -> list[Any]:
     """The metadata of the index of `pages` (numbered) made of `sources`, its chunks and
-    filters written into `into`."""
+    filters written into `into`. `touched`: where the first source is an index this module
+    made whose pages kept their numbers, the words of the pages that changed: only the chunks
+    about them are made again (None: every chunk)."""
     fields: list[str] = []
     for source in sources:
         fields.extend(field for field in source.meta[_FIELDS] if field not in fields)
-    # Each stretch of words is joined by a process of its own, into files named by digest;
-    # named as Pagefind names them once all are written, and the parts' own chunks gone.
     bounds = [None, *(CUT_BEFORE if len(pages) >= CUT_FROM_PAGES else ()), None]
-    written = process.forked_calls(
-        [
-            functools.partial(_stretch_written, sources, into, low, high)
-            for low, high in itertools.pairwise(bounds)
+    names: set[str] = set()
+    if touched is not None:
+        chunks = _spliced_chunks(sources, bounds, sorted(set(touched)), into, language, names)
+    else:
+        # Each stretch of words is joined by a process of its own, into files named by
+        # digest; named as Pagefind names them once all are written.
+        written = process.forked_calls(
+            [
+                functools.partial(_stretch_written, sources, into, low, high)
+                for low, high in itertools.pairwise(bounds)
+            ]
+        )
+        chunks = [
+            _chunk_named(into, language, names, *made)
+            for made in itertools.chain.from_iterable(written)
         ]
-    )
     for source in sources:
         if source.consumed:
             for chunk in source.meta[_CHUNKS]:
                 (source.folder / "index" / f"{chunk[2]}.pf_index").unlink()
-    chunks: list[list[Any]] = []
-    names: set[str] = set()
-    for first, last, digest in itertools.chain.from_iterable(written):
-        name = _name(language, digest, 7, names)
-        os.replace(into / "index" / f".{digest}", into / "index" / f"{name}.pf_index")
-        chunks.append([first, last, name])
     values: dict[str, dict[str, set[int]]] = {}
     for source in sources:
         number = source.numbers
@@ -360,20 +418,109 @@ def _stretch_written(
 def _stretch(
     sources: list[_Source], into: Path, low: str | None, high: str | None
 ) -> list[tuple[str, str, str]]:
-    streams = [_words(source, low, high) for source in sources]
     written: list[tuple[str, str, str]] = []
     chunk: list[list[Any]] = []
     entries = 0
-    for word, found, variants in _joined(streams):
-        forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
-        chunk.append([word, _deltas(found), forms])
-        entries += len(found) + sum(len(listed) for listed in variants.values())
-        if entries >= CHUNK_ENTRIES:
+    for word, found, variants in _joined([_words(source, low, high) for source in sources]):
+        entries += _word_entry(chunk, word, found, variants)
+        if _cut_after(word, entries):
             written.append(_chunk_staged(into, chunk))
             chunk, entries = [], 0
     if chunk:
         written.append(_chunk_staged(into, chunk))
     return written
+
+
+def _word_entry(chunk: list[list[Any]], word: str, found: Any, variants: Any) -> int:
+    """A word's entry added to `chunk`: its page entries, the count."""
+    forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
+    chunk.append([word, _deltas(found), forms])
+    return len(found) + sum(len(listed) for listed in variants.values())
+
+
+def _cut_after(word: str, entries: int) -> bool:
+    """Whether a chunk that holds `entries` page entries, `word` the last, ends there."""
+    if entries < CHUNK_ENTRIES // 2:
+        return False
+    return entries >= 2 * CHUNK_ENTRIES or zlib.crc32(word.encode()) % CHUNK_SPREAD == 0
+
+
+def _spliced_chunks(
+    sources: list[_Source],
+    bounds: list[str | None],
+    touched: list[str],
+    into: Path,
+    language: str,
+    names: set[str],
+) -> list[list[Any]]:
+    """The chunks of the index of `sources` whose first (an index this module made) keeps
+    every page number: its own chunks, but those about the words `touched` (sorted), made
+    again from the cut before the first such up to a cut that was one before (a cut depends
+    on the words since the last: the chunks past it are the same) or the stretch's end.
+    IndexFormatError where a chunk's name would not be the one a whole merge gives it."""
+    old = sources[0].meta[_CHUNKS]
+    firsts = [chunk[0] for chunk in old]
+    cuts = [bound for bound in bounds[1:-1] if bound is not None]
+    stretch = [bisect.bisect_right(cuts, first) for first in firsts]
+    ends = {chunk[1]: at for at, chunk in enumerate(old)}  # a chunk's last word: which chunk
+    again: set[int] = set()
+    for word in touched:
+        at = bisect.bisect_right(firsts, word) - 1  # the chunk of its words, or before a gap
+        if at < 0 or stretch[at] != bisect.bisect_right(cuts, word):
+            at += 1  # before its stretch's first word: the stretch's first chunk
+            if at == len(old) or stretch[at] != bisect.bisect_right(cuts, word):
+                raise IndexFormatError(f"{word!r}: the first word of its part of the index")
+        again.add(at)
+    chunks: list[list[Any] | tuple[str, str, str]] = []  # kept, or made: (first, last, digest)
+    at = 0
+    while at < len(old):
+        if at not in again:
+            chunks.append(old[at])
+            at += 1
+            continue
+        first_of_stretch = at == 0 or stretch[at - 1] != stretch[at]
+        low = bounds[stretch[at]] if first_of_stretch else firsts[at]
+        high = bounds[stretch[at] + 1]
+        chunk: list[list[Any]] = []
+        entries = 0
+        at = next((n for n in range(at, len(old)) if stretch[n] != stretch[at]), len(old))
+        with process.not_collecting():
+            for word, found, variants in _joined([_words(s, low, high) for s in sources]):
+                entries += _word_entry(chunk, word, found, variants)
+                if not _cut_after(word, entries):
+                    continue
+                chunks.append(_chunk_staged(into, chunk))
+                chunk, entries = [], 0
+                was = ends.get(word)
+                if was is None or (was + 1 < len(old) and was + 1 >= at):
+                    continue  # not a cut before, or one across a stretch's end
+                following = firsts[was + 1] if was + 1 < at else high
+                next_touched = bisect.bisect_right(touched, word)
+                if next_touched == len(touched) or (
+                    following is not None and touched[next_touched] >= following
+                ):
+                    at = was + 1  # every word from here to the next chunk made again: as before
+                    break
+            else:
+                if chunk:
+                    chunks.append(_chunk_staged(into, chunk))
+    names.update(chunk[2] for chunk in chunks if isinstance(chunk, list))
+    named = [
+        chunk if isinstance(chunk, list) else _chunk_named(into, language, names, *chunk)
+        for chunk in chunks
+    ]
+    if any(len(chunk[2]) != len(language) + 8 for chunk in named):
+        raise IndexFormatError("two chunks' names alike: made again whole")
+    return named
+
+
+def _chunk_named(
+    into: Path, language: str, names: set[str], first: str, last: str, digest: str
+) -> list[Any]:
+    """A chunk written as `.<digest>`, named as Pagefind names it."""
+    name = _name(language, digest, 7, names)
+    os.replace(into / "index" / f".{digest}", into / "index" / f"{name}.pf_index")
+    return [first, last, name]
 
 
 def _words(source: _Source, low: str | None, high: str | None) -> Any:
@@ -458,8 +605,8 @@ def filter_value_html(value: str) -> str:
     return html.escape(neutralised(value))
 
 
-def fragment_urls(index: Path) -> dict[str, str]:
-    """The URL of each page of the index Pagefind wrote into the folder `index`, by the hash
+def fragment_keys(index: Path) -> dict[str, PageKey]:
+    """The key of each page of the index Pagefind wrote into the folder `index`, by the hash
     that names its fragment: read as each part of a build's index is written, beside the
     render (~0.03 ms a page), where the merge would read them after it, in turn."""
     hashes = [
@@ -467,10 +614,10 @@ def fragment_urls(index: Path) -> dict[str, str]:
         for name in os.listdir(os.path.join(index, "fragment"))
         if name.endswith(_FRAGMENT)
     ]
-    return {fragment_hash: _url(index, fragment_hash) for fragment_hash in hashes}
+    return {fragment_hash: _key(index, fragment_hash) for fragment_hash in hashes}
 
 
-def _url(index: Path, fragment_hash: str) -> str:
+def _key(index: Path, fragment_hash: str) -> PageKey:
     name = fragment_hash + _FRAGMENT
     with open(os.path.join(index, "fragment", name), "rb") as file:
         try:
@@ -479,10 +626,12 @@ def _url(index: Path, fragment_hash: str) -> str:
             raise IndexFormatError(f"{name}: {error}") from None
     if not data.startswith(SIGNATURE):
         raise IndexFormatError(f"{name}: not a Pagefind fragment")
-    url = orjson.loads(memoryview(data)[len(SIGNATURE) :])["url"]
-    if not isinstance(url, str):
-        raise IndexFormatError(f"{name}: its url is not a string")
-    return url
+    fragment = orjson.loads(memoryview(data)[len(SIGNATURE) :])
+    url, meta = fragment.get("url"), fragment.get("meta", {})
+    title = meta.get("title", "") if isinstance(meta, dict) else None
+    if not isinstance(url, str) or not isinstance(title, str):
+        raise IndexFormatError(f"{name}: its url or title is not a string")
+    return PageKey(title, url)
 
 
 def _by_value(item: list[Any]) -> str:

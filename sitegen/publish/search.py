@@ -34,7 +34,8 @@ from typing import Any, NamedTuple
 from sitegen.publish.errors import WriteError
 from sitegen.publish.pagefind_format import (
     ENTRY,
-    fragment_urls,
+    PageKey,
+    fragment_keys,
     merge_parts,
     splice_index,
 )
@@ -243,7 +244,7 @@ class IndexedAsRendered(Output):
         self._parts: list[Path] = []  # the parent's: each started part's index folder
         self._running: subprocess.Popen[bytes] | None = None
         self._failure: str | None = None
-        self._urls: dict[str, str] = {}  # the parent's: `fragment_urls` of the parts ended
+        self._keys: dict[str, PageKey] = {}  # the parent's: `fragment_keys` of parts ended
         self.marked: list[str] = []  # every page noted, once `finish` has run
 
     def __enter__(self) -> IndexedAsRendered:
@@ -337,7 +338,7 @@ class IndexedAsRendered(Output):
         elif code == 0:
             # Read now, beside the render, not by the merge after it (~0.8 s at 25k pages).
             with contextlib.suppress(*MERGE_ERRORS):  # the merge reads it again, and says why
-                self._urls.update(fragment_urls(self._parts[number]))
+                self._keys.update(fragment_keys(self._parts[number]))
 
     def finish(self, into: Path) -> SearchIndex:
         """Index the pages not yet indexed, each part after the one before, then merge every
@@ -358,7 +359,7 @@ class IndexedAsRendered(Output):
         if self._failure is not None:
             raise SearchError(self._failure)
         try:
-            merge_parts(self._parts, into, self._urls)
+            merge_parts(self._parts, into, self._keys)
         except MERGE_ERRORS as error:
             raise SearchError(f"the index pagefind wrote: {error}") from None
         return indexed_now(into, time.perf_counter() - started)
@@ -370,22 +371,23 @@ def spliced_index(
     """The search index of an incremental build, changed rather than made again: `site` is
     the output as the last build left it, `staged` the tree of the files this build changes
     (to be moved over it) and `deleted` the paths it removes. Pagefind indexes only the pages
-    whose indexed copy changed (~20 a changed run, not ~25,000), and `splice_index` puts them
-    into the index; its new files are staged under `staged`/FOLDER. The paths (relative to
-    `site`) of the index files to delete, or None where the index is to be made again whole:
-    none yet, or one this cannot change (`splice_index`), or a site whose pages do not carry
-    BODY_MARKER (then Pagefind indexes every page), or a page gone whose URL is not a folder's;
-    or where more than PART_PAGES pages changed (a template's change), which the whole index's
-    parts bound Pagefind's memory for; or where the index could not be read or changed (made
-    again whole, what is wrong is said then). The index is not changed, and nothing is staged,
-    where no indexed page changed."""
+    whose indexed copy changed (~10 a changed run, not ~25,000), in two trees at once: their
+    new versions, and their published ones (which pages and words of the index they were);
+    `splice_index` puts the ones in place of the others; its new files are staged under
+    `staged`/FOLDER. The paths (relative to `site`) of the index files to delete, or None
+    where the index is to be made again whole: none yet, or one this cannot change
+    (`splice_index`), or a site whose pages do not carry BODY_MARKER (then Pagefind indexes
+    every page), or where more than PART_PAGES pages changed (a template's change), which the
+    whole index's parts bound Pagefind's memory for; or where the index could not be read or
+    changed (made again whole, what is wrong is said then). The index is not changed, and
+    nothing is staged, where no indexed page changed."""
     index = site / FOLDER
     changed = html_pages(staged)
     if not (index / ENTRY).is_file() or len(changed) > PART_PAGES:
         return None
     marked_before = False
-    put_in: list[tuple[str, bytes]] = []
-    left_out: list[str] = []
+    put_in: list[tuple[str, bytes]] = []  # the pages' new versions, as Pagefind reads them
+    taken_out: list[tuple[str, bytes]] = []  # and their published ones
     for path in [*changed, *(path for path in deleted if path.endswith(".html"))]:
         new = _indexed_copy(staged / path)
         try:
@@ -397,33 +399,52 @@ def spliced_index(
             continue
         if new is not None:
             put_in.append((path, new))
-        elif not path.endswith("index.html"):  # Pagefind's URL of it not surely known
-            return None
-        else:
-            left_out.append("/" + path.removesuffix("index.html"))
-    if not put_in and not left_out:
+        if old is not None:
+            taken_out.append((path, old))
+    if not put_in and not taken_out:
         return []
     if not marked_before:  # the old site may be one whose every page was indexed
         return None
     work = staged / WORK
-    tree, part = work / "site", work / "index"
+    part, old_part = work / "index", work / "index-published"
     try:
-        for path, copy in put_in:
-            try:
-                (tree / path).parent.mkdir(parents=True, exist_ok=True)
-                (tree / path).write_bytes(copy)
-            except OSError as error:
-                raise WriteError.of(error, tree / path) from None
-        if put_in:
-            _run_pagefind(binary, tree, part, work)
+        # The published versions are indexed again, beside the new: which page of the index
+        # each was, and its words (those chunks are the ones to make again), Pagefind says.
+        running = [
+            _start_pagefind(binary, _tree(work / tree, copies), output, work, number)
+            for number, (tree, copies, output) in enumerate(
+                [("site", put_in, part), ("site-published", taken_out, old_part)]
+            )
+            if copies
+        ]
+        codes = [started.wait() for started in running]
+        for number, code in enumerate(codes):
+            if code != 0:
+                raise SearchError(_pagefind_failure(code, work / f"pagefind-{number}.log"))
         try:
-            gone = splice_index(index, part if put_in else None, left_out, staged / FOLDER)
+            gone = splice_index(
+                index,
+                part if put_in else None,
+                old_part if taken_out else None,
+                staged / FOLDER,
+            )
         except MERGE_ERRORS:  # IndexFormatError among them
             shutil.rmtree(staged / FOLDER, ignore_errors=True)
             return None
         return [f"{FOLDER}/{path}" for path in gone]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _tree(tree: Path, copies: list[tuple[str, bytes]]) -> Path:
+    """The folder `tree`, the `copies` (path, bytes) written under it."""
+    for path, copy in copies:
+        try:
+            (tree / path).parent.mkdir(parents=True, exist_ok=True)
+            (tree / path).write_bytes(copy)
+        except OSError as error:
+            raise WriteError.of(error, tree / path) from None
+    return tree
 
 
 def _indexed_copy(path: Path) -> bytes | None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -19,11 +21,12 @@ from sitegen.publish.pagefind_format import (
     PAGEFIND_VERSION,
     SIGNATURE,
     IndexFormatError,
+    PageKey,
     canonicalise,
     decode,
     encode,
     filter_value_html,
-    fragment_urls,
+    fragment_keys,
     merge_parts,
     read,
 )
@@ -59,16 +62,19 @@ def _index(
     words: dict[str, list[int]],
     passes: dict[str, list[int]],
     filter_order: list[str],
+    titles: dict[str, str] | None = None,
 ) -> Path:
     """A small index as Pagefind writes one: pages numbered in the order of `urls`, each word's
-    pages (by number) delta-encoded, filters in `filter_order`, values in any order."""
+    pages (by number) delta-encoded, filters in `filter_order`, values in any order; a page's
+    fragment holds its title where `titles` has one."""
     for folder in ("fragment", "index", "filter"):
         (root / folder).mkdir(parents=True)
     pages = []
     for url in urls:
         fragment = f"en_{abs(hash(url)) % 10**7:07d}"
+        said = {"url": url} if titles is None else {"url": url, "meta": {"title": titles[url]}}
         (root / "fragment" / f"{fragment}.pf_fragment").write_bytes(
-            gzip.compress(SIGNATURE + json.dumps({"url": url}).encode(), mtime=0)
+            gzip.compress(SIGNATURE + json.dumps(said).encode(), mtime=0)
         )
         pages.append([fragment, 10])
     entries = []
@@ -85,7 +91,8 @@ def _index(
         file_hash, values = filters[name]
         _write(root / "filter" / f"{file_hash}.pf_filter", [name, values])
         listed.append([name, file_hash])
-    meta = [PAGEFIND_VERSION, pages, [["a", "z", "en_ccccccc"]], listed, [], ["title"]]
+    ranged = [entries[0][0], entries[-1][0]] if entries else ["a", "z"]  # its first, last word
+    meta = [PAGEFIND_VERSION, pages, [[*ranged, "en_ccccccc"]], listed, [], ["title"]]
     _write(root / "pagefind.en_0123456789.pf_meta", meta)
     entry = {"version": PAGEFIND_VERSION, "languages": {"en": {"hash": "en_0123456789"}}}
     (root / "pagefind-entry.json").write_text(json.dumps(entry, separators=(",", ":")))
@@ -164,27 +171,27 @@ def test_pages_are_numbered_by_url_and_filters_put_in_order(tmp_path: Path) -> N
 def test_urls_read_ahead_are_taken_for_the_fragments_they_name_the_rest_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`fragment_urls` of a part, handed to the merge, spare it reading those fragments again
+    """`fragment_keys` of a part, handed to the merge, spare it reading those fragments again
     (it reads no fragment when every one is named) and give the very bytes of a merge that
     read them all; a fragment missing from them is read."""
     words = {"layer": [0, 2], "norm": [1]}
     passes = {"forward": [0, 2], "backward": [1]}
     one = _index(tmp_path / "one", ["/b/", "/a/", "/c/"], words, passes, ["Pass", "GPU"])
     two = _index(tmp_path / "two", ["/e/", "/d/"], {"norm": [0, 1]}, {"forward": [0, 1]}, ["GPU"])
-    ahead = fragment_urls(one) | fragment_urls(two)
-    assert sorted(ahead.values()) == ["/a/", "/b/", "/c/", "/d/", "/e/"]
+    ahead = fragment_keys(one) | fragment_keys(two)
+    assert sorted(key.url for key in ahead.values()) == ["/a/", "/b/", "/c/", "/d/", "/e/"]
     copies = [tmp_path / "copy-one", tmp_path / "copy-two"]
     shutil.copytree(one, copies[0])
     shutil.copytree(two, copies[1])
     merge_parts(copies, tmp_path / "read")  # every fragment read by the merge
     reads: list[str] = []
-    url = sitegen.publish.pagefind_format._url
+    key = sitegen.publish.pagefind_format._key
 
-    def counted(index: Path, fragment_hash: str) -> str:
+    def counted(index: Path, fragment_hash: str) -> PageKey:
         reads.append(fragment_hash)
-        return url(index, fragment_hash)
+        return key(index, fragment_hash)
 
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "_url", counted)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_key", counted)
     merge_parts([one, two], tmp_path / "ahead", ahead)
     assert reads == []
     files = [
@@ -193,7 +200,7 @@ def test_urls_read_ahead_are_taken_for_the_fragments_they_name_the_rest_read(
     ]
     assert files[0] == files[1]
     one = _index(tmp_path / "one-again", ["/b/", "/a/", "/c/"], words, passes, ["Pass"])
-    (skipped, _), *named = sorted(fragment_urls(one).items())
+    (skipped, _), *named = sorted(fragment_keys(one).items())
     reads.clear()
     merge_parts([one], tmp_path / "partly", dict(named))
     assert reads == [skipped]
@@ -204,7 +211,7 @@ def test_a_fragment_that_is_not_gzip_is_refused_in_one_line(tmp_path: Path) -> N
     (fragment,) = (root / "fragment").iterdir()
     fragment.write_bytes(b"not gzip")
     with pytest.raises(IndexFormatError, match=rf"^{fragment.name}: Error -3 .*header"):
-        fragment_urls(root)
+        fragment_keys(root)
 
 
 @pytest.mark.parametrize("cpus", [1, 2])
@@ -339,8 +346,9 @@ def test_a_spliced_index_is_the_index_of_its_pages_made_from_scratch(
     scratch = made(tmp_path / "scratch", after, passes_after)
     canonicalise(scratch)
     part = made(tmp_path / "part", {u: after[u] for u in ("/e/", "/b/")}, passes_after)
+    published = made(tmp_path / "published", {u: before[u] for u in ("/c/", "/b/")}, passes_before)
     into = tmp_path / "into"
-    gone = sitegen.publish.pagefind_format.splice_index(old, part, ["/c/", "/z/"], into)
+    gone = sitegen.publish.pagefind_format.splice_index(old, part, published, into)
     assert not part.exists() or not list((part / "index").iterdir())  # consumed
     for path, data in _files(into).items():
         (old / path).parent.mkdir(parents=True, exist_ok=True)
@@ -358,4 +366,122 @@ def test_an_index_not_to_splice_is_refused_for_a_whole_one(tmp_path: Path) -> No
     entry["languages"]["de"] = entry["languages"]["en"]
     (old / "pagefind-entry.json").write_text(json.dumps(entry))
     with pytest.raises(IndexFormatError, match="several languages"):
-        sitegen.publish.pagefind_format.splice_index(old, None, ["/a/"], tmp_path / "into")
+        sitegen.publish.pagefind_format.splice_index(old, None, old, tmp_path / "into")
+
+
+def _made(
+    root: Path, pages: dict[str, tuple[str, list[str], str]], order: list[str] | None = None
+) -> Path:
+    """An index of `pages` (URL: title, words, pass) numbered in the order `order` (Pagefind's
+    walk: any), canonicalised unless it is a part."""
+    urls = order if order is not None else list(pages)
+    words: dict[str, list[int]] = {}
+    passes: dict[str, list[int]] = {}
+    for number, url in enumerate(urls):
+        for word in pages[url][1]:
+            words.setdefault(word, []).append(number)
+        passes.setdefault(pages[url][2], []).append(number)
+    titles = {url: page[0] for url, page in pages.items()}
+    return _index(root, urls, words, passes, ["Pass", "GPU"], titles)
+
+
+def _spliced(
+    tmp_path: Path, before: dict[str, tuple[str, list[str], str]], after: dict[str, Any]
+) -> tuple[dict[str, bytes], dict[str, bytes], dict[str, bytes]]:
+    """The index of `before` with the pages that differ in `after` spliced in, the scratch
+    index of `after`, and the files the splice wrote."""
+    old = _made(tmp_path / "old", before, sorted(before, reverse=True))
+    canonicalise(old)
+    scratch = _made(tmp_path / "scratch", after)
+    canonicalise(scratch)
+    changed = [url for url in after if before.get(url) != after[url]]
+    gone = [url for url in before if before[url] != after.get(url)]
+    part = _made(tmp_path / "part", after, changed) if changed else None
+    published = _made(tmp_path / "published", before, gone) if gone else None
+    into = tmp_path / "into"
+    deleted = sitegen.publish.pagefind_format.splice_index(old, part, published, into)
+    written = _files(into)
+    for path, data in written.items():
+        (old / path).parent.mkdir(parents=True, exist_ok=True)
+        (old / path).write_bytes(data)
+    for path in deleted:
+        (old / path).unlink()
+    return _files(old), _files(scratch), written
+
+
+def test_a_run_edited_keeps_every_number_and_makes_again_only_the_chunks_of_its_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's value edited: its URL (its digest) changes, its title does not. Pages are in
+    title order, so no page changes number; of ~30 chunks, only those about the words the
+    run's page and its kernel's had, and have, are written again, and the index is the
+    scratch one byte for byte."""
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", 20)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", 5)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
+    vocabulary = [f"{a}{b}" for a in "abcdefghijklmnopqrstuvwxyz" for b in "aeiou"]
+    before = {
+        f"/runs/{n:04x}/": (f"run {n}", vocabulary[n % 130 :: 7][:8], ("fwd", "bwd")[n % 2])
+        for n in range(0, 400, 3)
+    }
+    before["/kernels/k/"] = ("kernel k", ["kernel", "bb", "run0030"], "fwd")
+    after = dict(before)
+    del after["/runs/001e/"]
+    after["/runs/ffff/"] = ("run 30", [*before["/runs/001e/"][1], "yy"], "fwd")
+    after["/kernels/k/"] = ("kernel k", ["kernel", "bb", "runffff"], "fwd")
+    spliced, scratch, written = _spliced(tmp_path, before, after)
+    assert spliced == scratch
+    chunks = [path for path in scratch if path.startswith("index/")]
+    made = [path for path in written if path.startswith("index/")]
+    assert len(chunks) > 20 and 0 < len(made) < len(chunks) / 2
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_any_splice_is_the_index_made_from_scratch(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages edited, retitled, added and removed at random, words new and gone, across the
+    cut between stretches and at either end: the splice gives the scratch index's bytes. An
+    even seed only edits pages of titles of their own (each keeps its number, as a run edited
+    does: `_spliced_chunks`); an odd one does anything."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", rng.choice([4, 10]))
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", rng.choice([2, 5]))
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
+    words = [f"{a}{b}" for a in "aelmnz" for b in "aeiouy"]
+    fresh = ("aa", "ma", "zy")  # words only an edit brings: first of a stretch, or last
+    edits_only = seed % 2 == 0
+    spliced_chunks = sitegen.publish.pagefind_format._spliced_chunks
+    kept_numbers: list[bool] = []
+
+    def counted(*args: Any) -> Any:
+        kept_numbers.append(True)
+        return spliced_chunks(*args)
+
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_spliced_chunks", counted)
+
+    def page(n: int) -> tuple[str, list[str], str]:
+        title = f"t{n}" if edits_only else f"t{rng.randrange(8)}"
+        found = rng.sample([word for word in words if word not in fresh], rng.randrange(1, 8))
+        return title, sorted(set(found)), rng.choice("fb")
+
+    before = {f"/p{n}/": page(n) for n in rng.sample(range(60), 25)}
+    after = dict(before)
+    for url in rng.sample(sorted(before), rng.randrange(1, 4)):
+        title, found, way = before[url]
+        if rng.random() < 0.5:
+            del after[url]
+            url = f"/q{url[2:]}"  # the same title under a new URL: a run edited
+        after[url] = (title, sorted({*found[1:], *rng.sample(words, 2), rng.choice(fresh)}), way)
+    if not edits_only:
+        for _ in range(rng.randrange(0, 2)):
+            after[f"/n{rng.randrange(1000)}/"] = page(0)
+        for url in rng.sample(sorted(after), rng.randrange(0, 2)):
+            del after[url]
+    if after == before or not after:
+        after[f"/n{seed}/"] = page(100)
+    spliced, scratch, _ = _spliced(tmp_path, before, after)
+    assert spliced == scratch
+    assert kept_numbers == [True] or not edits_only

@@ -13,6 +13,7 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ import sitegen.render.render
 from sitegen.cli import main
 from sitegen.pipeline import build_site
 from sitegen.publish.incremental import output_tree, read_state
-from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, read
+from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, PageKey, read
 from sitegen.publish.search import (
     EXCLUDED,
     FOLDER,
@@ -171,13 +172,13 @@ def test_an_index_made_in_parts_is_the_index_made_at_once(
 
     monkeypatch.setattr(sitegen.publish.search, "_start_pagefind", counted)
     read_ahead: list[int] = []  # each part's pages whose URLs were read once it ended
-    urls_of = sitegen.publish.search.fragment_urls
+    keys_of = sitegen.publish.search.fragment_keys
 
-    def reading(index: Path) -> dict[str, str]:
-        read_ahead.append(len(found := urls_of(index)))
+    def reading(index: Path) -> dict[str, PageKey]:
+        read_ahead.append(len(found := keys_of(index)))
         return found
 
-    monkeypatch.setattr(sitegen.publish.search, "fragment_urls", reading)
+    monkeypatch.setattr(sitegen.publish.search, "fragment_keys", reading)
     out = tmp_path / "public"
     result = build_site(SITE_CONTENT, out, search=True)
     assert result.search is not None and result.search.pages == INDEXED
@@ -187,13 +188,14 @@ def test_an_index_made_in_parts_is_the_index_made_at_once(
     # Its word index fits one chunk, as Pagefind's own did: the very same bytes.
     assert index_of(out) == index_of(built)
     monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", 100)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", 7)
     chunked = tmp_path / "chunked"
     build_site(SITE_CONTENT, chunked, search=True)
     assert len(list((chunked / FOLDER / "index").iterdir())) > 10
     assert indexed_pages(chunked / FOLDER) == indexed_pages(built / FOLDER)
     (merged,), (whole,) = (chunked / FOLDER).glob("*.pf_meta"), (built / FOLDER).glob("*.pf_meta")
     merged_meta, whole_meta = read(merged), read(whole)
-    assert merged_meta[1] == whole_meta[1]  # pages by URL: fragment, word count
+    assert merged_meta[1] == whole_meta[1]  # pages by key: fragment, word count
     assert merged_meta[3:] == whole_meta[3:]  # filters (their files named by content), fields
     chunks = merged_meta[2]  # each word in one chunk, the chunks in word order
     assert all(a[1] < b[0] for a, b in itertools.pairwise(chunks))
@@ -618,31 +620,49 @@ def _indexed_copy(page: bytes | None) -> bytes | None:
 def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
     built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After a run's title changes, a run is removed and one added: Pagefind indexes exactly
-    the pages whose indexed copy changed, the index is never made again whole, and the site,
-    index included, is the full build's byte for byte each time."""
+    """After a run's title changes, a run is removed, one added, and a run's value changes:
+    Pagefind indexes exactly the pages whose indexed copy changed, and their published
+    versions, the index is never made again whole, and the site, index included, is the full
+    build's byte for byte each time. The value changed keeps every page's number (a run's
+    title orders it, not its digest): only the chunks about the words of the pages changed
+    are made again."""
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", 100)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", 7)
     content = tmp_path / "content"
     shutil.copytree(SITE_CONTENT, content)
     out = tmp_path / "public"
     first = build_site(content, out, incremental=True, search=True)
-    assert first.search is not None and index_of(out) == index_of(built)
+    assert first.search is not None
     whole: list[object] = []
-    indexed: list[set[str]] = []
+    indexed: dict[str, set[str]] = {}
     index = sitegen.pipeline.index_search
-    run_pagefind = sitegen.publish.search._run_pagefind
+    start_pagefind = sitegen.publish.search._start_pagefind
+    spliced: list[int] = []  # chunks made again where every page kept its number
+    spliced_chunks = sitegen.publish.pagefind_format._spliced_chunks
 
     def counted(*args: object) -> object:
         whole.append(args)
         return index(*args)  # type: ignore[arg-type]
 
-    def looked_at(binary: Path, pages: Path, output: Path, work: Path) -> None:
-        indexed.append(set(html_pages(pages)))
-        run_pagefind(binary, pages, output, work)
+    def looked_at(binary: Path, pages: Path, *rest: Any) -> Any:
+        if not pages.name.startswith("site-") or pages.name == "site-published":
+            assert pages.name not in indexed  # each tree indexed once
+            indexed[pages.name] = set(html_pages(pages))
+        return start_pagefind(binary, pages, *rest)
+
+    def chunked(*args: Any) -> Any:
+        chunks = spliced_chunks(*args)
+        spliced.append(
+            len([c for c in chunks if (args[3] / "index" / f"{c[2]}.pf_index").exists()])
+        )
+        return chunks
 
     monkeypatch.setattr(sitegen.pipeline, "index_search", counted)
-    monkeypatch.setattr(sitegen.publish.search, "_run_pagefind", looked_at)
+    monkeypatch.setattr(sitegen.publish.search, "_start_pagefind", looked_at)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_spliced_chunks", chunked)
     same = build_site(content, out, incremental=True, search=True)
-    assert whole == indexed == [] and same.search is None and index_of(out) == index_of(built)
+    assert whole == [] and indexed == {} and same.search is None
+    assert len(list((out / FOLDER / "index").iterdir())) > 10
     runs = run_files(content)
     kept = tmp_path / "removed.json"  # a run taken out, then put back under another name
     shutil.copyfile(runs[1], kept)
@@ -650,6 +670,7 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
         lambda: edit(runs[0], lambda d: d["metadata"].update(title=d["metadata"]["title"] + "!")),
         runs[1].unlink,
         lambda: shutil.copyfile(kept, content / "runs" / "added.json"),
+        lambda: edit(runs[0], lambda d: d["spec"]["timing"]["latencyNs"].update(median=7)),
     ]
     for number, change in enumerate(changes):
         before = tree(out)
@@ -667,14 +688,25 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
             if path.endswith(".html") and _indexed_copy(page) is not None
             if _indexed_copy(page) != _indexed_copy(before.get(path))
         }
-        assert moved and indexed == [moved]  # one Pagefind run, over exactly those pages
+        published = {
+            path
+            for path, page in before.items()
+            if path.endswith(".html") and _indexed_copy(page) is not None
+            if _indexed_copy(page) != _indexed_copy(after.get(path))
+        }
+        # One Pagefind run over exactly the new versions, one over the published ones.
+        assert moved and indexed == {"site": moved, "site-published": published}
         state = read_state(out, content)  # the index's changed files looked at again
         assert state is not None and state.tree == output_tree(out.resolve())
     # Built without the index, an incremental build leaves none behind.
     build_site(content, out, incremental=True, search=False)
     assert not (out / FOLDER).exists()
     left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith("-lock"))
-    assert left == ["cold-0", "cold-1", "cold-2", "content", "public", "removed.json"]
+    assert left == ["cold-0", "cold-1", "cold-2", "cold-3", "content", "public", "removed.json"]
+    # The value changed: every page kept its number, the chunks made again from the words of
+    # the pages changed (here its kernel's page holds most words: test_pagefind_format.py
+    # counts how few are made again on a bigger index).
+    assert len(spliced) == 1 and spliced[0] > 0
 
 
 def test_an_index_that_cannot_be_spliced_is_made_again_whole(
