@@ -25,7 +25,7 @@ import json
 import operator
 import os
 import zlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, overload
 
@@ -90,11 +90,10 @@ def merge_parts(parts: list[Path], into: Path, keys: Mapping[str, PageKey] | Non
     the pages of all numbered by key (`PageKey`), each word's pages (and each variant's) and
     each filter value's joined, as one run of Pagefind over all the pages would have indexed
     them (its words, word counts, fragments and filters), the words cut into chunks
-    (`_cut_after`),
-    filters by name and values by value, each file named by the sha256 of its CBOR. The same
-    pages give the same bytes however they were cut into parts and walked. The parts are
-    consumed; each file is read once and written once. `keys`: `fragment_keys` of parts read
-    ahead (a page's fragment not in it is read here)."""
+    (`_cut_after`), filters by name and values by value, each file named by the sha256 of its
+    CBOR. The same pages give the same bytes however they were cut into parts and walked. The
+    parts are consumed; each file is read once and written once. `keys`: `fragment_keys` of
+    parts read ahead (a page's fragment not in it is read here)."""
     entries = [_entry(part) for part in parts]
     parts[0].rename(into)  # its interface, its wasm files and its fragments, moved whole
     (into / ENTRY).unlink()
@@ -144,12 +143,12 @@ def splice_index(index: Path, part: Path | None, old_part: Path | None, into: Pa
     What changes is written into the folder `into`, laid out as `index` (new chunks, filters
     and fragments, the metadata and the entry file); the bytes are those `merge_parts` gives
     for the pages from scratch. Where every page kept keeps its number (a run edited: its
-    title kept), only the chunks that hold a word of a page put in or taken out are made
-    again (`_spliced_chunks`); else every chunk is. The files of `index` the new one no
-    longer has, relative to it, are returned, to delete once `into`'s are moved in; `part`
-    is consumed. IndexFormatError where this index is not one to change so (several
-    languages, a new metadata field, a page taken out not as published): the whole index is
-    then made again."""
+    title kept), only the chunks about the words whose page entries differ between the pages
+    taken out and those put in are made again (`_spliced_chunks`); else every chunk is. The
+    files of `index` the new one no longer has, relative to it, are returned, to delete once
+    `into`'s are moved in; `part` is consumed. IndexFormatError where this index is not one
+    to change so (several languages, a new metadata field, a page taken out not as
+    published): the whole index is then made again."""
     entry = _entry(index)
     if len(entry["languages"]) != 1:
         raise IndexFormatError("an index of several languages: made again whole")
@@ -345,7 +344,7 @@ def _joined_meta(
     pages: list[Any],
     into: Path,
     language: str,
-    touched: Collection[str] | None = None,
+    touched: set[str] | None = None,
 ) -> list[Any]:
     """The metadata of the index of `pages` (numbered) made of `sources`, its chunks and
     filters written into `into`. `touched`: where the first source is an index this module
@@ -357,7 +356,7 @@ def _joined_meta(
     bounds = [None, *(CUT_BEFORE if len(pages) >= CUT_FROM_PAGES else ()), None]
     names: set[str] = set()
     if touched is not None:
-        chunks = _spliced_chunks(sources, bounds, sorted(set(touched)), into, language, names)
+        chunks = _spliced_chunks(sources, bounds, sorted(touched), into, language, names)
     else:
         # Each stretch of words is joined by a process of its own, into files named by
         # digest; named as Pagefind names them once all are written.
@@ -418,24 +417,26 @@ def _stretch_written(
 def _stretch(
     sources: list[_Source], into: Path, low: str | None, high: str | None
 ) -> list[tuple[str, str, str]]:
-    written: list[tuple[str, str, str]] = []
+    return list(_chunks_staged(sources, into, low, high))
+
+
+def _chunks_staged(
+    sources: list[_Source], into: Path, low: str | None, high: str | None
+) -> Iterator[tuple[str, str, str]]:
+    """The words from `low` up to `high` (None: no bound) of `sources` joined and cut into
+    chunks (`_cut_after`), each written into `into`/index as `.<sha256 of its CBOR>` once
+    cut: (first word, last word, that digest) of each, in order; read as far as asked."""
     chunk: list[list[Any]] = []
     entries = 0
     for word, found, variants in _joined([_words(source, low, high) for source in sources]):
-        entries += _word_entry(chunk, word, found, variants)
+        forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
+        chunk.append([word, _deltas(found), forms])
+        entries += len(found) + sum(len(listed) for listed in variants.values())
         if _cut_after(word, entries):
-            written.append(_chunk_staged(into, chunk))
+            yield _chunk_staged(into, chunk)
             chunk, entries = [], 0
     if chunk:
-        written.append(_chunk_staged(into, chunk))
-    return written
-
-
-def _word_entry(chunk: list[list[Any]], word: str, found: Any, variants: Any) -> int:
-    """A word's entry added to `chunk`: its page entries, the count."""
-    forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
-    chunk.append([word, _deltas(found), forms])
-    return len(found) + sum(len(listed) for listed in variants.values())
+        yield _chunk_staged(into, chunk)
 
 
 def _cut_after(word: str, entries: int) -> bool:
@@ -481,29 +482,20 @@ def _spliced_chunks(
         first_of_stretch = at == 0 or stretch[at - 1] != stretch[at]
         low = bounds[stretch[at]] if first_of_stretch else firsts[at]
         high = bounds[stretch[at] + 1]
-        chunk: list[list[Any]] = []
-        entries = 0
         at = next((n for n in range(at, len(old)) if stretch[n] != stretch[at]), len(old))
         with process.not_collecting():
-            for word, found, variants in _joined([_words(s, low, high) for s in sources]):
-                entries += _word_entry(chunk, word, found, variants)
-                if not _cut_after(word, entries):
-                    continue
-                chunks.append(_chunk_staged(into, chunk))
-                chunk, entries = [], 0
-                was = ends.get(word)
+            for made in _chunks_staged(sources, into, low, high):
+                chunks.append(made)
+                was = ends.get(made[1])
                 if was is None or (was + 1 < len(old) and was + 1 >= at):
                     continue  # not a cut before, or one across a stretch's end
                 following = firsts[was + 1] if was + 1 < at else high
-                next_touched = bisect.bisect_right(touched, word)
+                next_touched = bisect.bisect_right(touched, made[1])
                 if next_touched == len(touched) or (
                     following is not None and touched[next_touched] >= following
                 ):
                     at = was + 1  # every word from here to the next chunk made again: as before
                     break
-            else:
-                if chunk:
-                    chunks.append(_chunk_staged(into, chunk))
     names.update(chunk[2] for chunk in chunks if isinstance(chunk, list))
     named = [
         chunk if isinstance(chunk, list) else _chunk_named(into, language, names, *chunk)

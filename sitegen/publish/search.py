@@ -410,15 +410,20 @@ def spliced_index(
     try:
         # The published versions are indexed again, beside the new: which page of the index
         # each was, and its words (those chunks are the ones to make again), Pagefind says.
-        running = [
-            _start_pagefind(binary, _tree(work / tree, copies), output, work, number)
-            for number, (tree, copies, output) in enumerate(
-                [("site", put_in, part), ("site-published", taken_out, old_part)]
-            )
-            if copies
-        ]
-        codes = [started.wait() for started in running]
-        for number, code in enumerate(codes):
+        trees = [("site", put_in, part), ("site-published", taken_out, old_part)]
+        running: dict[int, subprocess.Popen[bytes]] = {}  # by the number of its log
+        try:
+            for number, (tree, copies, output) in enumerate(trees):
+                if copies:
+                    pages = _tree(work / tree, copies)
+                    running[number] = _start_pagefind(binary, pages, output, work, number)
+            codes = {number: started.wait() for number, started in running.items()}
+        finally:  # one started before the other failed to start: not left running
+            for started in running.values():
+                if started.poll() is None:
+                    started.kill()
+                    started.wait()
+        for number, code in codes.items():
             if code != 0:
                 raise SearchError(_pagefind_failure(code, work / f"pagefind-{number}.log"))
         try:

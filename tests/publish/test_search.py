@@ -709,6 +709,28 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
     assert len(spliced) == 1 and spliced[0] > 0
 
 
+def test_a_pagefind_failing_over_the_published_pages_fails_the_build_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A splice runs Pagefind over the new versions and the published ones at once: the one
+    over the published pages failing is said from its own log, and the site is kept."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    build_site(content, out, incremental=True, search=True)
+    before = tree(out)
+    real = sitegen.publish.search.pagefind_binary()
+    script = (
+        'case "$2" in *site-published) echo "Error: published pages broke" >&2; exit 4;; esac\n'
+        f'exec {real} "$@"'
+    )
+    pagefind_script(tmp_path, script, monkeypatch)
+    edit(run_files(content)[0], lambda d: d["spec"]["timing"]["latencyNs"].update(median=7))
+    with pytest.raises(SearchError, match=r"pagefind exited 4: Error: published pages broke"):
+        build_site(content, out, incremental=True, search=True)
+    assert tree(out) == before
+
+
 def test_an_index_that_cannot_be_spliced_is_made_again_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
