@@ -25,7 +25,7 @@ import json
 import operator
 import os
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, overload
 
@@ -197,13 +197,15 @@ def splice_index(index: Path, part: Path | None, old_part: Path | None, into: Pa
     renumbered = len(pages) != len(meta[_PAGES]) or any(
         number not in (at, _LEFT_OUT) for at, number in enumerate(old_numbers)
     )
-    touched = None
+    touched, published = None, None
     if not renumbered:  # the words whose pages' entries differ: ~10 of a run's ~2,000
         taken = [left[page[0]] for page in old_meta[_PAGES]] if old_meta else []
         was = _entries_by_word(old_part, old_meta, taken)
         now = _entries_by_word(part, part_meta, sources[1].numbers if part_meta else [])
         touched = {word for word in was.keys() | now.keys() if was.get(word) != now.get(word)}
-    spliced_meta = _joined_meta(sources, pages, into, language, touched)
+        if old_part is not None and old_meta is not None:
+            published = _Source(old_part, old_meta, taken, by_pagefind=True, consumed=False)
+    spliced_meta = _joined_meta(sources, pages, into, language, touched, published)
     body = encode(spliced_meta)
     name = _name(language, hashlib.sha256(body).hexdigest(), 10, set())
     _write(into / f"pagefind.{name}.pf_meta", body)
@@ -345,11 +347,14 @@ def _joined_meta(
     into: Path,
     language: str,
     touched: set[str] | None = None,
+    published: _Source | None = None,
 ) -> list[Any]:
     """The metadata of the index of `pages` (numbered) made of `sources`, its chunks and
     filters written into `into`. `touched`: where the first source is an index this module
     made whose pages kept their numbers, the words of the pages that changed: only the chunks
-    about them are made again (None: every chunk)."""
+    about them are made again (None: every chunk); and its filters that the pages `published`
+    (the index of the published versions of those taken out) had as the pages put in have
+    them are kept as they are."""
     fields: list[str] = []
     for source in sources:
         fields.extend(field for field in source.meta[_FIELDS] if field not in fields)
@@ -374,20 +379,36 @@ def _joined_meta(
         if source.consumed:
             for chunk in source.meta[_CHUNKS]:
                 (source.folder / "index" / f"{chunk[2]}.pf_index").unlink()
+    put_in: dict[str, dict[str, set[int]]] = {}
+    for source in sources[1:]:
+        _filter_values(source, put_in)
+    kept: dict[str, str] = {}  # by name, the first source's filters kept as they are
+    if touched is not None:
+        # A run's value edited changes none of its pages' filter values: ~0.06 s a splice
+        # on the real catalog read, joined and written again the same.
+        taken: dict[str, dict[str, set[int]]] = {}
+        if published is not None:
+            _filter_values(published, taken)
+        kept = {
+            str(name): file_hash
+            for name, file_hash in sources[0].meta[_FILTERS]
+            if _pairs(taken.get(str(name), {})) == _pairs(put_in.get(str(name), {}))
+        }
     values: dict[str, dict[str, set[int]]] = {}
-    for source in sources:
-        number = source.numbers
-        for filter_name, filter_hash in source.meta[_FILTERS]:
-            path = source.folder / "filter" / f"{filter_hash}.pf_filter"
-            listed = read(path)[1]
-            if source.consumed:
-                path.unlink()
-            shown = values.setdefault(str(filter_name), {})
-            for value, found in listed:
-                shown_value = filter_value_html(value) if source.by_pagefind else str(value)
-                shown.setdefault(shown_value, set()).update(number[p] for p in found)
+    _filter_values(sources[0], values, set(kept))
+    for filter_name, shown in put_in.items():
+        if filter_name not in kept:
+            for value, found in shown.items():
+                values.setdefault(filter_name, {}).setdefault(value, set()).update(found)
     filters = []
-    for filter_name, shown in sorted(values.items()):
+    for filter_name in sorted(values.keys() | kept.keys()):
+        if filter_name in kept:
+            if len(kept[filter_name]) != len(language) + 8 or kept[filter_name] in names:
+                raise IndexFormatError("two filters' names alike: made again whole")
+            names.add(kept[filter_name])
+            filters.append([filter_name, kept[filter_name]])
+            continue
+        shown = values[filter_name]
         renumbered = sorted(
             [[value, sorted(found - {_LEFT_OUT})] for value, found in shown.items()],
             key=_by_value,
@@ -400,6 +421,26 @@ def _joined_meta(
         _write(into / "filter" / f"{found_name}.pf_filter", body)
         filters.append([filter_name, found_name])
     return [sources[0].meta[0], pages, chunks, filters, [], fields]
+
+
+def _filter_values(
+    source: _Source, values: dict[str, dict[str, set[int]]], left: Collection[str] = ()
+) -> None:
+    """Add to `values` (by filter name, by value as the interface shows it: the numbers of its
+    pages) those of the filters of `source`, but the filters named in `left`."""
+    for filter_name, filter_hash in source.meta[_FILTERS]:
+        path = source.folder / "filter" / f"{filter_hash}.pf_filter"
+        if str(filter_name) not in left:
+            shown = values.setdefault(str(filter_name), {})
+            for value, found in read(path)[1]:
+                shown_value = filter_value_html(value) if source.by_pagefind else str(value)
+                shown.setdefault(shown_value, set()).update(source.numbers[p] for p in found)
+        if source.consumed:
+            path.unlink()
+
+
+def _pairs(shown: dict[str, set[int]]) -> set[tuple[str, int]]:
+    return {(value, number) for value, found in shown.items() for number in found}
 
 
 def _stretch_written(
@@ -464,19 +505,29 @@ def _spliced_chunks(
     cuts = [bound for bound in bounds[1:-1] if bound is not None]
     stretch = [bisect.bisect_right(cuts, first) for first in firsts]
     ends = {chunk[1]: at for at, chunk in enumerate(old)}  # a chunk's last word: which chunk
-    again: set[int] = set()
+    again: dict[int, list[str]] = {}  # by chunk, its words touched
     for word in touched:
         at = bisect.bisect_right(firsts, word) - 1  # the chunk of its words, or before a gap
         if at < 0 or stretch[at] != bisect.bisect_right(cuts, word):
             at += 1  # before its stretch's first word: the stretch's first chunk
             if at == len(old) or stretch[at] != bisect.bisect_right(cuts, word):
                 raise IndexFormatError(f"{word!r}: the first word of its part of the index")
-        again.add(at)
+        again.setdefault(at, []).append(word)
+    put_in = _touched_words(sources[1:], touched)
     chunks: list[list[Any] | tuple[str, str, str]] = []  # kept, or made: (first, last, digest)
     at = 0
     while at < len(old):
         if at not in again:
             chunks.append(old[at])
+            at += 1
+            continue
+        # Most often no cut moves (a run's value edited: a few words of its pages each on a
+        # page more or fewer): only those words' rows are made again (~0.3 s a splice saved
+        # on the real catalog, where the words from the chunk's first were joined again).
+        last_of_stretch = at + 1 == len(old) or stretch[at + 1] != stretch[at]
+        rows = _rows_patched(sources[0], old[at], again[at], put_in, last_of_stretch)
+        if rows is not None:
+            chunks.append(_chunk_staged(into, rows))
             at += 1
             continue
         first_of_stretch = at == 0 or stretch[at - 1] != stretch[at]
@@ -506,6 +557,56 @@ def _spliced_chunks(
     return named
 
 
+def _touched_words(sources: list[_Source], touched: list[str]) -> dict[str, list[Any]]:
+    """Each word of `touched` that `sources` hold: its `_words` item from each, in order."""
+    wanted = set(touched)
+    found: dict[str, list[Any]] = {}
+    for source in sources:
+        for item in _words(source, None, None):
+            if item[0] in wanted:
+                found.setdefault(item[0], []).append(item)
+    return found
+
+
+def _rows_patched(
+    source: _Source,
+    chunk: list[Any],
+    words: list[str],
+    put_in: dict[str, list[Any]],
+    last_of_stretch: bool,
+) -> list[list[Any]] | None:
+    """The rows of the chunk `chunk` of `source` (an index this module made, every page kept
+    at its number) with those of `words` joined again from it and `put_in`
+    (`_touched_words`): new words put in their place, words left with no page taken out.
+    They are what `_chunks_staged` makes of the stretch from the chunk's first word where,
+    counted from there, no word but the last is one to cut after, and the last is (or the
+    chunk ends its stretch: `last_of_stretch`); None where that is not so."""
+    rows: list[list[Any]] = read(source.folder / "index" / f"{chunk[2]}.pf_index")[0]
+    at = {row[0]: n for n, row in enumerate(rows)}
+    absolute = _absolute_kept if _LEFT_OUT in source.numbers else _absolute
+    made: dict[str, list[Any] | None] = {}
+    for word in words:
+        items = list(put_in.get(word, []))
+        if word in at:
+            item = _row_words(rows[at[word]], source.numbers, absolute)
+            if item[1] or item[2] or absolute is _absolute:  # as `_words` yields it
+                items.insert(0, item)
+        made[word] = None
+        for _, found, variants in _joined([iter([item]) for item in items]):
+            forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
+            made[word] = [word, _deltas(found), forms]
+    patched_rows = [row for row in (made.get(row[0], row) for row in rows) if row is not None]
+    for word in sorted(word for word in made if word not in at):
+        if (row := made[word]) is not None:
+            patched_rows.insert(bisect.bisect_left(patched_rows, word, key=_FIRST), row)
+    entries = 0
+    for number, row in enumerate(patched_rows):
+        entries += len(row[1]) + sum(len(pages) for _, pages in row[2])
+        if _cut_after(row[0], entries):
+            return patched_rows if number == len(patched_rows) - 1 else None
+    return patched_rows if patched_rows and last_of_stretch else None
+
+
 def _chunk_named(
     into: Path, language: str, names: set[str], first: str, last: str, digest: str
 ) -> list[Any]:
@@ -528,13 +629,20 @@ def _words(source: _Source, low: str | None, high: str | None) -> Any:
         for word in read(source.folder / "index" / f"{chunk[2]}.pf_index")[0]:
             if (high is not None and word[0] >= high) or (low is not None and word[0] < low):
                 continue
-            variants = {form: absolute(pages, number) for form, pages in word[2]}
-            found = absolute(word[1], number)
-            if absolute is _absolute_kept:
-                variants = {form: pages for form, pages in variants.items() if pages}
-                if not found and not variants:
-                    continue
-            yield word[0], found, variants
+            item = _row_words(word, number, absolute)
+            if item[1] or item[2] or absolute is _absolute:
+                yield item
+
+
+def _row_words(row: list[Any], number: list[int], absolute: Any) -> tuple[str, Any, Any]:
+    """A decoded chunk's row as `_words` yields it: (word, pages, variants by form), the pages
+    numbered by `number` through `absolute` (`_absolute_kept`: the pages left out dropped, and
+    a variant left with none); the row's entries are consumed."""
+    variants = {form: absolute(pages, number) for form, pages in row[2]}
+    found = absolute(row[1], number)
+    if absolute is _absolute_kept:
+        variants = {form: pages for form, pages in variants.items() if pages}
+    return row[0], found, variants
 
 
 def _absolute(pages: list[list[Any]], number: list[int]) -> list[list[Any]]:

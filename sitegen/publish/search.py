@@ -26,11 +26,12 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from sitegen.content.walk import StatKey
 from sitegen.publish.errors import WriteError
 from sitegen.publish.pagefind_format import (
     ENTRY,
@@ -138,9 +139,14 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
     return indexed_now(into, time.perf_counter() - started)
 
 
-def indexed_now(into: Path, seconds: float) -> SearchIndex:
-    """What the index in the folder `into` holds, made in `seconds`."""
-    return SearchIndex(_page_count(into), *_sizes(into), seconds)
+def indexed_now(
+    into: Path, seconds: float, tree: Mapping[str, StatKey] | None = None
+) -> SearchIndex:
+    """What the index in the folder `into` holds, made in `seconds`. `tree`: the output's
+    entries as `output_tree` gives them, `into` being its FOLDER, for its files' sizes (else
+    the folder is walked)."""
+    sizes = _sizes(into) if tree is None else _held_sizes(tree, f"{FOLDER}/")
+    return SearchIndex(_page_count(into), *sizes, seconds)
 
 
 def _run_pagefind(binary: Path, pages: Path, output: Path, work: Path) -> None:
@@ -192,6 +198,12 @@ def _sizes(into: Path) -> tuple[int, int]:
         for root, _, names in os.walk(into)
         for name in names
     ]
+    return len(sizes), sum(sizes)
+
+
+def _held_sizes(tree: Mapping[str, StatKey], prefix: str) -> tuple[int, int]:
+    """`_sizes` of the entries of `tree` under `prefix`."""
+    sizes = [key[1] for path, key in tree.items() if path.startswith(prefix)]
     return len(sizes), sum(sizes)
 
 

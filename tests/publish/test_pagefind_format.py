@@ -63,10 +63,12 @@ def _index(
     passes: dict[str, list[int]],
     filter_order: list[str],
     titles: dict[str, str] | None = None,
+    places: dict[tuple[str, int], int] | None = None,
 ) -> Path:
     """A small index as Pagefind writes one: pages numbered in the order of `urls`, each word's
     pages (by number) delta-encoded, filters in `filter_order`, values in any order; a page's
-    fragment holds its title where `titles` has one."""
+    fragment holds its title where `titles` has one; a word's location on a page is the same
+    for all but where `places` (by word and page number) moves it."""
     for folder in ("fragment", "index", "filter"):
         (root / folder).mkdir(parents=True)
     pages = []
@@ -79,8 +81,12 @@ def _index(
         pages.append([fragment, 10])
     entries = []
     for word, numbers in sorted(words.items()):
-        deltas = [b - a for a, b in zip([0, *sorted(numbers)], sorted(numbers), strict=False)]
-        entries.append([word, [[d, [-5, 1, 2], []] for d in deltas], []])
+        moved = places or {}
+        deltas = [
+            [b - a, [-5, 1, 2 + moved.get((word, b), 0)], []]
+            for a, b in zip([0, *sorted(numbers)], sorted(numbers), strict=False)
+        ]
+        entries.append([word, deltas, []])
     _write(root / "index" / "en_ccccccc.pf_index", [entries])
     filters = {
         "Pass": ["en_1111111", [[value, sorted(numbers)] for value, numbers in passes.items()]],
@@ -372,17 +378,19 @@ def test_an_index_not_to_splice_is_refused_for_a_whole_one(tmp_path: Path) -> No
 def _made(
     root: Path, pages: dict[str, tuple[str, list[str], str]], order: list[str] | None = None
 ) -> Path:
-    """An index of `pages` (URL: title, words, pass) numbered in the order `order` (Pagefind's
-    walk: any), canonicalised unless it is a part."""
+    """An index of `pages` (URL: title, words in the order the page has them, pass) numbered
+    in the order `order` (Pagefind's walk: any), canonicalised unless it is a part."""
     urls = order if order is not None else list(pages)
     words: dict[str, list[int]] = {}
     passes: dict[str, list[int]] = {}
+    places: dict[tuple[str, int], int] = {}
     for number, url in enumerate(urls):
-        for word in pages[url][1]:
+        for place, word in enumerate(pages[url][1]):
             words.setdefault(word, []).append(number)
+            places[word, number] = place
         passes.setdefault(pages[url][2], []).append(number)
     titles = {url: page[0] for url, page in pages.items()}
-    return _index(root, urls, words, passes, ["Pass", "GPU"], titles)
+    return _index(root, urls, words, passes, ["Pass", "GPU"], titles, places)
 
 
 def _spliced(
@@ -451,16 +459,27 @@ def test_any_splice_is_the_index_made_from_scratch(
     monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
     monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
     words = [f"{a}{b}" for a in "aelmnz" for b in "aeiouy"]
-    fresh = ("aa", "ma", "zy")  # words only an edit brings: first of a stretch, or last
+    fresh = ("aa", "lb", "ma", "nb", "zy")  # words only an edit brings: first, last, between
     edits_only = seed % 2 == 0
     spliced_chunks = sitegen.publish.pagefind_format._spliced_chunks
+    rows_patched = sitegen.publish.pagefind_format._rows_patched
     kept_numbers: list[bool] = []
+    patched: list[bool] = []  # whether each chunk of touched words had only its rows made again
 
     def counted(*args: Any) -> Any:
         kept_numbers.append(True)
         return spliced_chunks(*args)
 
+    def rows_counted(*args: Any) -> Any:
+        rows = rows_patched(*args)
+        patched.append(rows is not None)
+        return rows
+
     monkeypatch.setattr(sitegen.publish.pagefind_format, "_spliced_chunks", counted)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_rows_patched", rows_counted)
+    # Some edits move a page's words and keep them (a run's value edited: each word on the
+    # same pages, at other places), so that no cut moves; the others add and drop words.
+    same_words = edits_only and rng.random() < 0.5
 
     def page(n: int) -> tuple[str, list[str], str]:
         title = f"t{n}" if edits_only else f"t{rng.randrange(8)}"
@@ -469,12 +488,20 @@ def test_any_splice_is_the_index_made_from_scratch(
 
     before = {f"/p{n}/": page(n) for n in rng.sample(range(60), 25)}
     after = dict(before)
+    flipped = False
     for url in rng.sample(sorted(before), rng.randrange(1, 4)):
         title, found, way = before[url]
+        if rng.random() < 0.2:
+            way, flipped = ("f" if way == "b" else "b"), True  # a filter's value changed
         if rng.random() < 0.5:
             del after[url]
             url = f"/q{url[2:]}"  # the same title under a new URL: a run edited
-        after[url] = (title, sorted({*found[1:], *rng.sample(words, 2), rng.choice(fresh)}), way)
+        if same_words and len(found) > 1:
+            after[url] = (title, [*found[1:], found[0]], way)
+        else:
+            same_words = False
+            picked = {*found[1:], *rng.sample(words, 2), rng.choice(fresh)}
+            after[url] = (title, sorted(picked), way)
     if not edits_only:
         for _ in range(rng.randrange(0, 2)):
             after[f"/n{rng.randrange(1000)}/"] = page(0)
@@ -482,6 +509,10 @@ def test_any_splice_is_the_index_made_from_scratch(
             del after[url]
     if after == before or not after:
         after[f"/n{seed}/"] = page(100)
-    spliced, scratch, _ = _spliced(tmp_path, before, after)
+    spliced, scratch, written = _spliced(tmp_path, before, after)
     assert spliced == scratch
     assert kept_numbers == [True] or not edits_only
+    if edits_only:  # a filter whose values every page keeps is kept as it is, not written
+        assert len([path for path in written if path.startswith("filter/")]) == int(flipped)
+    if same_words:
+        assert patched and all(patched)  # every chunk touched: its rows made again in place
