@@ -3,7 +3,9 @@ put in order, nothing else changed."""
 
 from __future__ import annotations
 
+import collections
 import gzip
+import hashlib
 import itertools
 import json
 import random
@@ -443,6 +445,64 @@ def test_a_run_edited_keeps_every_number_and_makes_again_only_the_chunks_of_its_
     chunks = [path for path in scratch if path.startswith("index/")]
     made = [path for path in written if path.startswith("index/")]
     assert len(chunks) > 20 and 0 < len(made) < len(chunks) / 2
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_splices_one_after_another_each_give_the_scratch_index(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build daemon splices into the index its last splice wrote, reading again the chunks
+    it holds in memory (`_HELD_CHUNKS`): run pages edited one after another, then put back as
+    they were, each splice gives the scratch index's bytes, and the held rows are read."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", rng.choice([4, 10]))
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", rng.choice([2, 5]))
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
+    held: collections.OrderedDict[str, Any] = collections.OrderedDict()
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_HELD_CHUNKS", held)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "HELD_CHUNKS", 64)  # chunks this small
+    chunk_rows = sitegen.publish.pagefind_format._chunk_rows
+    held_read = 0  # chunks read from those held
+
+    def counted(path: Path) -> Any:
+        nonlocal held_read
+        body = gzip.decompress(path.read_bytes())[len(SIGNATURE) :]
+        held_read += hashlib.sha256(body).hexdigest() in held
+        return chunk_rows(path)
+
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "_chunk_rows", counted)
+    words = [f"{a}{b}" for a in "aelmnz" for b in "aeiouy"]
+    first = {
+        f"/p{n}/": (f"t{n}", sorted(rng.sample(words, rng.randrange(2, 8))), "f") for n in range(25)
+    }
+    index = _made(tmp_path / "index", first)
+    canonicalise(index)
+    edited = [first]
+    for _ in range(2):  # a page's words moved, one dropped, one put in: its value edited
+        after = dict(edited[-1])
+        url = rng.choice(sorted(after))
+        title, found, way = after[url]
+        after[url] = (title, [*found[2:], found[1], rng.choice(words)], way)
+        edited.append(after)
+    # Edited, put back, edited again: each splice reads chunks the ones before it made.
+    versions = [first, edited[1], edited[2], edited[1], first, edited[1], first]
+    for number, (before, after) in enumerate(itertools.pairwise(versions)):
+        changed = [url for url in after if before.get(url) != after[url]]
+        gone = [url for url in before if before[url] != after.get(url)]
+        part = _made(tmp_path / f"part-{number}", after, changed) if changed else None
+        published = _made(tmp_path / f"published-{number}", before, gone) if gone else None
+        into = tmp_path / f"into-{number}"
+        deleted = sitegen.publish.pagefind_format.splice_index(index, part, published, into)
+        for path, data in _files(into).items():
+            (index / path).parent.mkdir(parents=True, exist_ok=True)
+            (index / path).write_bytes(data)
+        for path in deleted:
+            (index / path).unlink()
+        scratch = _made(tmp_path / f"scratch-{number}", after)
+        canonicalise(scratch)
+        assert _files(index) == _files(scratch)
+    assert held_read > 0
 
 
 @pytest.mark.parametrize("seed", range(60))
