@@ -23,6 +23,7 @@ from sitegen.analysis.kernels import (
 from sitegen.content.stretches import REPLACED_AT_MOST
 from sitegen.pipeline import check_content
 from sitegen.publish.incremental import State
+from tests.analysis.test_regressions import with_commits
 from tests.conftest import FIXTURES
 
 SITE_CONTENT = FIXTURES / "site" / "content"
@@ -365,3 +366,40 @@ def test_the_resources_stretches_are_found_once_a_build_for_their_three_uses(
     held.stretches(one, (object(),))
     assert len(asked) == 2  # another tuple: found anew
     assert tree(out) == cold(content, tmp_path, "edited")
+
+
+def test_a_revisions_lineage_is_held_while_its_digest_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held between builds, a revision's lineage is made once: again only for a revision new
+    (or changed: a new digest), and the series are those an analysis from scratch gives."""
+    content = with_commits(tmp_path, [50_000] * 5 + [65_000] * 4, revisions=True)
+    lineage = sitegen.analysis.kernels._lineage
+    made: list[str] = []
+
+    def counted(revision: Any) -> str:
+        made.append(revision.metadata["name"])
+        return lineage(revision)
+
+    monkeypatch.setattr(sitegen.analysis.kernels, "_lineage", counted)
+    held = HeldAnalysis()
+    analysed(content, held)
+    assert len(made) == 9  # a revision at each commit
+    made.clear()
+    edit_median(timed_run(content))
+    again = analysed(content, held)
+    assert made == []
+    implementations = content / "implementations"
+    at = json.loads((implementations / "commit-at-1.json").read_text())
+    at["metadata"]["name"] += "-again"
+    at["spec"]["projectRevision"] = {"commit": "ab" * 20}
+    (implementations / "again.json").write_text(json.dumps(at))
+    added = analysed(content, held)
+    assert made == [at["metadata"]["name"]]
+    scratch = sitegen.analysis.kernels.analyse(check_content(content).catalog)
+    for analysis in (again, added):
+        lineages = {digest: run.lineage for digest, run in analysis.runs.items()}
+        assert lineages.items() <= {d: r.lineage for d, r in scratch.runs.items()}.items()
+    assert {d: r.lineage for d, r in added.runs.items()} == {
+        d: r.lineage for d, r in scratch.runs.items()
+    }
