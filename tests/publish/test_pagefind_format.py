@@ -445,6 +445,16 @@ def test_a_run_edited_keeps_every_number_and_makes_again_only_the_chunks_of_its_
     assert len(chunks) > 20 and 0 < len(made) < len(chunks) / 2
 
 
+def _small_chunks(monkeypatch: pytest.MonkeyPatch, rng: random.Random) -> list[str]:
+    """Chunks of a few entries and two stretches, cut at random (`rng`): a small index cut as
+    the real catalog's is; the words its pages are made of."""
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", rng.choice([4, 10]))
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", rng.choice([2, 5]))
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
+    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
+    return [f"{a}{b}" for a in "aelmnz" for b in "aeiouy"]
+
+
 @pytest.mark.parametrize("seed", range(24))
 def test_splices_one_after_another_each_give_the_scratch_index(
     seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -453,11 +463,7 @@ def test_splices_one_after_another_each_give_the_scratch_index(
     after another, put back as they were, edited again; each splice, reading the chunks the
     splices before it made, gives the scratch index's bytes."""
     rng = random.Random(seed)
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", rng.choice([4, 10]))
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", rng.choice([2, 5]))
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
-    words = [f"{a}{b}" for a in "aelmnz" for b in "aeiouy"]
+    words = _small_chunks(monkeypatch, rng)
     first = {
         f"/p{n}/": (f"t{n}", sorted(rng.sample(words, rng.randrange(2, 8))), "f") for n in range(25)
     }
@@ -498,11 +504,7 @@ def test_any_splice_is_the_index_made_from_scratch(
     even seed only edits pages of titles of their own (each keeps its number, as a run edited
     does: `_spliced_chunks`); an odd one does anything."""
     rng = random.Random(seed)
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_ENTRIES", rng.choice([4, 10]))
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CHUNK_SPREAD", rng.choice([2, 5]))
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_FROM_PAGES", 3)
-    monkeypatch.setattr(sitegen.publish.pagefind_format, "CUT_BEFORE", ("m",))
-    words = [f"{a}{b}" for a in "aelmnz" for b in "aeiouy"]
+    words = _small_chunks(monkeypatch, rng)
     fresh = ("aa", "lb", "ma", "nb", "zy")  # words only an edit brings: first, last, between
     edits_only = seed % 2 == 0
     spliced_chunks = sitegen.publish.pagefind_format._spliced_chunks
