@@ -209,7 +209,9 @@ def _spliced_index(index: Path, part: Path | None, old_part: Path | None, into: 
         taken = [left[page[0]] for page in old_meta[_PAGES]] if old_meta else []
         was = _entries_by_word(old_part, old_meta, taken)
         now = _entries_by_word(part, part_meta, sources[1].numbers if part_meta else [])
-        touched = {word for word in was.keys() | now.keys() if was.get(word) != now.get(word)}
+        # By word, its entries in the pages put in (None: none there).
+        differ = [word for word in was.keys() | now.keys() if was.get(word) != now.get(word)]
+        touched = {word: now.get(word) for word in differ}
         if old_part is not None and old_meta is not None:
             published = _Source(old_part, old_meta, taken, by_pagefind=True, consumed=False)
     spliced_meta = _joined_meta(sources, pages, into, language, touched, published)
@@ -353,12 +355,13 @@ def _joined_meta(
     pages: list[Any],
     into: Path,
     language: str,
-    touched: set[str] | None = None,
+    touched: dict[str, Any] | None = None,
     published: _Source | None = None,
 ) -> list[Any]:
     """The metadata of the index of `pages` (numbered) made of `sources`, its chunks and
     filters written into `into`. `touched`: where the first source is an index this module
-    made whose pages kept their numbers, the words of the pages that changed: only the chunks
+    made whose pages kept their numbers, the words whose page entries changed, each with its
+    entries in the pages put in (`_entries_by_word`'s; None: none there): only the chunks
     about them are made again (None: every chunk); and its filters that the pages `published`
     (the index of the published versions of those taken out) had as the pages put in have
     them are kept as they are."""
@@ -368,7 +371,7 @@ def _joined_meta(
     bounds = [None, *(CUT_BEFORE if len(pages) >= CUT_FROM_PAGES else ()), None]
     names: set[str] = set()
     if touched is not None:
-        chunks = _spliced_chunks(sources, bounds, sorted(touched), into, language, names)
+        chunks = _spliced_chunks(sources, bounds, touched, into, language, names)
     else:
         # Each stretch of words is joined by a process of its own, into files named by
         # digest; named as Pagefind names them once all are written.
@@ -477,14 +480,24 @@ def _chunks_staged(
     chunk: list[list[Any]] = []
     entries = 0
     for word, found, variants in _joined([_words(source, low, high) for source in sources]):
-        forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
-        chunk.append([word, _deltas(found), forms])
-        entries += len(found) + sum(len(listed) for listed in variants.values())
+        chunk.append(row := _row(word, found, variants))
+        entries += _row_entries(row)
         if _cut_after(word, entries):
             yield _chunk_staged(into, chunk)
             chunk, entries = [], 0
     if chunk:
         yield _chunk_staged(into, chunk)
+
+
+def _row(word: str, found: list[list[Any]], variants: dict[str, list[list[Any]]]) -> list[Any]:
+    """A word's row of a chunk, from its pages and its variants' (`_joined`'s)."""
+    forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
+    return [word, _deltas(found), forms]
+
+
+def _row_entries(row: list[Any]) -> int:
+    """How many page entries a chunk's row holds, its variants' included."""
+    return len(row[1]) + sum(len(pages) for _, pages in row[2])
 
 
 def _cut_after(word: str, entries: int) -> bool:
@@ -497,13 +510,14 @@ def _cut_after(word: str, entries: int) -> bool:
 def _spliced_chunks(
     sources: list[_Source],
     bounds: list[str | None],
-    touched: list[str],
+    touched: Mapping[str, Any],
     into: Path,
     language: str,
     names: set[str],
 ) -> list[list[Any]]:
     """The chunks of the index of `sources` whose first (an index this module made) keeps
-    every page number: its own chunks, but those about the words `touched` (sorted), made
+    every page number: its own chunks, but those about the words `touched` (with their
+    entries in the pages put in: `_joined_meta`), made
     again from the cut before the first such up to a cut that was one before (a cut depends
     on the words since the last: the chunks past it are the same) or the stretch's end.
     IndexFormatError where a chunk's name would not be the one a whole merge gives it."""
@@ -512,15 +526,17 @@ def _spliced_chunks(
     cuts = [bound for bound in bounds[1:-1] if bound is not None]
     stretch = [bisect.bisect_right(cuts, first) for first in firsts]
     ends = {chunk[1]: at for at, chunk in enumerate(old)}  # a chunk's last word: which chunk
+    words = sorted(touched)
     again: dict[int, list[str]] = {}  # by chunk, its words touched
-    for word in touched:
+    for word in words:
         at = bisect.bisect_right(firsts, word) - 1  # the chunk of its words, or before a gap
         if at < 0 or stretch[at] != bisect.bisect_right(cuts, word):
             at += 1  # before its stretch's first word: the stretch's first chunk
             if at == len(old) or stretch[at] != bisect.bisect_right(cuts, word):
                 raise IndexFormatError(f"{word!r}: the first word of its part of the index")
         again.setdefault(at, []).append(word)
-    put_in = _touched_words(sources[1:], touched)
+    # Each touched word as the pages put in hold it: a `_words` item, for `_joined`.
+    put_in = {word: (word, *entries) for word, entries in touched.items() if entries is not None}
     chunks: list[list[Any] | tuple[str, str, str]] = []  # kept, or made: (first, last, digest)
     at = 0
     while at < len(old):
@@ -548,9 +564,9 @@ def _spliced_chunks(
                 if was is None or (was + 1 < len(old) and was + 1 >= at):
                     continue  # not a cut before, or one across a stretch's end
                 following = firsts[was + 1] if was + 1 < at else high
-                next_touched = bisect.bisect_right(touched, made[1])
-                if next_touched == len(touched) or (
-                    following is not None and touched[next_touched] >= following
+                next_touched = bisect.bisect_right(words, made[1])
+                if next_touched == len(words) or (
+                    following is not None and words[next_touched] >= following
                 ):
                     at = was + 1  # every word from here to the next chunk made again: as before
                     break
@@ -564,51 +580,37 @@ def _spliced_chunks(
     return named
 
 
-def _touched_words(sources: list[_Source], touched: list[str]) -> dict[str, list[Any]]:
-    """Each word of `touched` that `sources` hold: its `_words` item from each, in order."""
-    wanted = set(touched)
-    found: dict[str, list[Any]] = {}
-    for source in sources:
-        for item in _words(source, None, None):
-            if item[0] in wanted:
-                found.setdefault(item[0], []).append(item)
-    return found
-
-
 def _rows_patched(
     source: _Source,
     chunk: list[Any],
     words: list[str],
-    put_in: dict[str, list[Any]],
+    put_in: dict[str, tuple[str, Any, Any]],
     last_of_stretch: bool,
 ) -> list[list[Any]] | None:
     """The rows of the chunk `chunk` of `source` (an index this module made, every page kept
-    at its number) with those of `words` joined again from it and `put_in`
-    (`_touched_words`): new words put in their place, words left with no page taken out.
-    They are what `_chunks_staged` makes of the stretch from the chunk's first word where,
-    counted from there, no word but the last is one to cut after, and the last is (or the
-    chunk ends its stretch: `last_of_stretch`); None where that is not so."""
+    at its number) with those of `words` joined again from it and `put_in` (by word, its
+    `_words` item from the pages put in): new words put in their place, words left with no
+    page taken out. They are what `_chunks_staged` makes of the stretch from the chunk's
+    first word where, counted from there, no word but the last is one to cut after, and the
+    last is (or the chunk ends its stretch: `last_of_stretch`); None where that is not so."""
     rows: list[list[Any]] = read(source.folder / "index" / f"{chunk[2]}.pf_index")[0]
     at = {row[0]: n for n, row in enumerate(rows)}
     absolute = _absolute_kept if _LEFT_OUT in source.numbers else _absolute
     made: dict[str, list[Any] | None] = {}
     for word in words:
-        items = list(put_in.get(word, []))
-        if word in at:
-            item = _row_words(rows[at[word]], source.numbers, absolute)
-            if item[1] or item[2] or absolute is _absolute:  # as `_words` yields it
-                items.insert(0, item)
+        items = [put_in[word]] if word in put_in else []
+        if word in at and (item := _row_words(rows[at[word]], source.numbers, absolute)):
+            items.insert(0, item)
         made[word] = None
-        for _, found, variants in _joined([iter([item]) for item in items]):
-            forms = [[form, _deltas(variants[form])] for form in sorted(variants)]
-            made[word] = [word, _deltas(found), forms]
+        for joined in _joined([iter([item]) for item in items]):
+            made[word] = _row(*joined)
     patched_rows = [row for row in (made.get(row[0], row) for row in rows) if row is not None]
     for word in sorted(word for word in made if word not in at):
         if (row := made[word]) is not None:
             patched_rows.insert(bisect.bisect_left(patched_rows, word, key=_FIRST), row)
     entries = 0
     for number, row in enumerate(patched_rows):
-        entries += len(row[1]) + sum(len(pages) for _, pages in row[2])
+        entries += _row_entries(row)
         if _cut_after(row[0], entries):
             return patched_rows if number == len(patched_rows) - 1 else None
     return patched_rows if patched_rows and last_of_stretch else None
@@ -636,19 +638,20 @@ def _words(source: _Source, low: str | None, high: str | None) -> Any:
         for word in read(source.folder / "index" / f"{chunk[2]}.pf_index")[0]:
             if (high is not None and word[0] >= high) or (low is not None and word[0] < low):
                 continue
-            item = _row_words(word, number, absolute)
-            if item[1] or item[2] or absolute is _absolute:
+            if item := _row_words(word, number, absolute):
                 yield item
 
 
-def _row_words(row: list[Any], number: list[int], absolute: Any) -> tuple[str, Any, Any]:
+def _row_words(row: list[Any], number: list[int], absolute: Any) -> tuple[str, Any, Any] | None:
     """A decoded chunk's row as `_words` yields it: (word, pages, variants by form), the pages
     numbered by `number` through `absolute` (`_absolute_kept`: the pages left out dropped, and
-    a variant left with none); the row's entries are consumed."""
+    a variant left with none; None for a word left with none); its entries are consumed."""
     variants = {form: absolute(pages, number) for form, pages in row[2]}
     found = absolute(row[1], number)
     if absolute is _absolute_kept:
         variants = {form: pages for form, pages in variants.items() if pages}
+        if not found and not variants:
+            return None
     return row[0], found, variants
 
 
