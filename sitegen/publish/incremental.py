@@ -36,7 +36,7 @@ import operator
 import os
 import stat
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +53,7 @@ from sitegen.content.walker import ContentWalker
 from sitegen.model.problems import Problem, Severity
 from sitegen.publish.output_watch import NotWatched, OutputWatch
 from sitegen.publish.pagefind_format import ENTRY as INDEX_ENTRY
+from sitegen.publish.search import HeldIndexSizes
 from sitegen.publish.write import Data, data_digest
 from sitegen.render.assets import ASSETS_DIR, TEMPLATES_DIR, site_assets
 from sitegen.render.compact_json import compact_json
@@ -182,6 +183,8 @@ class State:
     content_unwalked: bool = field(default=False, compare=False)
     # The threads removing the last patch's staging tree (publish/write.py's `patched`).
     discarding: list[threading.Thread] = field(default_factory=list, compare=False)
+    # The search index's files in `tree`, held while it is patched (`build --incremental`).
+    index_sizes: HeldIndexSizes | None = field(default=None, compare=False)
 
 
 def state_path(out_dir: Path) -> Path | None:
@@ -488,12 +491,27 @@ class IncrementalOutput(Output):
         self._whole_now: dict[str, WholePage] = {}
         # The files of `previous` this build did not make (`finish`).
         self.gone: set[str] = set()
+        # Called once the pages are written (`rendered`): the search index's splice starts.
+        self.when_rendered: Callable[[], None] | None = None
+        self._gone_from: tuple[Collection[str], int, set[str]] | None = None  # `gone_from`'s
 
     def _refuse(self, path: str, data: Data) -> None:
         raise RuntimeError("IncrementalOutput.sink is not set")
 
     def sink(self, write: Any) -> None:
         self._write = write
+
+    def rendered(self) -> None:
+        if self.when_rendered is not None:
+            self.when_rendered()
+
+    def gone_from(self, files: Collection[str]) -> set[str]:
+        """The files of the last build that are not among `files`, this build's; asked again
+        of the same `files`, not grown since, the same set (~0.01 s at 100k runs' pages)."""
+        held = self._gone_from
+        if held is None or held[0] is not files or held[1] != len(files):
+            held = self._gone_from = files, len(files), self.previous.keys() - files
+        return held[2]
 
     def full_key(self, key: str) -> str:
         return hashlib.sha256(f"{self.site_key}\0{key}".encode()).hexdigest()
@@ -646,7 +664,7 @@ class IncrementalOutput(Output):
             if files is None:
                 raise ValueError("pages were skipped on sight: finish wants the build's files")
             kept = self.previous.copy()  # ~0.01 s at 100k runs' pages, noting each ~0.1 s
-            self.gone = self.previous.keys() - files
+            self.gone = self.gone_from(files)
             for gone in self.gone:
                 del kept[gone]
             kept.update(self.outputs)

@@ -139,14 +139,32 @@ def index_search(site: Path, into: Path, work: Path, binary: Path) -> SearchInde
     return indexed_now(into, time.perf_counter() - started)
 
 
-def indexed_now(
-    into: Path, seconds: float, tree: Mapping[str, StatKey] | None = None
-) -> SearchIndex:
-    """What the index in the folder `into` holds, made in `seconds`. `tree`: the output's
-    entries as `output_tree` gives them, `into` being its FOLDER, for its files' sizes (else
-    the folder is walked)."""
-    sizes = _sizes(into) if tree is None else _held_sizes(tree, f"{FOLDER}/")
+def indexed_now(into: Path, seconds: float, held: HeldIndexSizes | None = None) -> SearchIndex:
+    """What the index in the folder `into` holds, made in `seconds`; its files' sizes `held`
+    where they are (else the folder is walked)."""
+    sizes = _sizes(into) if held is None else (held.files, held.size)
     return SearchIndex(_page_count(into), *sizes, seconds)
+
+
+class HeldIndexSizes(NamedTuple):
+    """The index's files in a held output tree (`output_tree`'s entries, of a site whose index
+    is its FOLDER): how many, their bytes, and the tree they were summed from, which is
+    patched in place (`patched_tree`) as these are (`patched`)."""
+
+    tree: Mapping[str, StatKey]
+    files: int
+    size: int
+
+    @classmethod
+    def of(cls, tree: Mapping[str, StatKey]) -> HeldIndexSizes:
+        sizes = [key[1] for path, key in tree.items() if path.startswith(f"{FOLDER}/")]
+        return cls(tree, len(sizes), sum(sizes))
+
+    def patched(self, before: list[StatKey | None], after: list[StatKey | None]) -> HeldIndexSizes:
+        """These sizes once the index's files whose entries were `before` are `after`."""
+        files = self.files + sum(k is not None for k in after) - sum(k is not None for k in before)
+        size = self.size + sum(k[1] for k in after if k) - sum(k[1] for k in before if k)
+        return HeldIndexSizes(self.tree, files, size)
 
 
 def _run_pagefind(binary: Path, pages: Path, output: Path, work: Path) -> None:
@@ -198,12 +216,6 @@ def _sizes(into: Path) -> tuple[int, int]:
         for root, _, names in os.walk(into)
         for name in names
     ]
-    return len(sizes), sum(sizes)
-
-
-def _held_sizes(tree: Mapping[str, StatKey], prefix: str) -> tuple[int, int]:
-    """`_sizes` of the entries of `tree` under `prefix`."""
-    sizes = [key[1] for path, key in tree.items() if path.startswith(prefix)]
     return len(sizes), sum(sizes)
 
 
@@ -392,65 +404,117 @@ def spliced_index(
     every page), or where more than PART_PAGES pages changed (a template's change), which the
     whole index's parts bound Pagefind's memory for; or where the index could not be read or
     changed (made again whole, what is wrong is said then). The index is not changed, and
-    nothing is staged, where no indexed page changed."""
-    index = site / FOLDER
-    changed = html_pages(staged)
-    if not (index / ENTRY).is_file() or len(changed) > PART_PAGES:
-        return None
-    marked_before = False
-    put_in: list[tuple[str, bytes]] = []  # the pages' new versions, as Pagefind reads them
-    taken_out: list[tuple[str, bytes]] = []  # and their published ones
-    for path in [*changed, *(path for path in deleted if path.endswith(".html"))]:
-        new = _indexed_copy(staged / path)
-        try:
-            old = _indexed_copy(site / path)
-        except OSError:  # not a file, or a link: the patch refuses it, in one line
-            return None
-        marked_before |= old is not None
-        if old == new:
-            continue
-        if new is not None:
-            put_in.append((path, new))
-        if old is not None:
-            taken_out.append((path, old))
-    if not put_in and not taken_out:
-        return []
-    if not marked_before:  # the old site may be one whose every page was indexed
-        return None
-    work = staged / WORK
-    part, old_part = work / "index", work / "index-published"
-    try:
-        # The published versions are indexed again, beside the new: which page of the index
-        # each was, and its words (those chunks are the ones to make again), Pagefind says.
-        trees = [("site", put_in, part), ("site-published", taken_out, old_part)]
-        running: dict[int, subprocess.Popen[bytes]] = {}  # by the number of its log
-        try:
-            for number, (tree, copies, output) in enumerate(trees):
+    nothing is staged, where no indexed page changed. `IndexSplice` in one step."""
+    with IndexSplice(site, staged, binary) as splice:
+        return splice.finished(deleted)
+
+
+class IndexSplice:
+    """`spliced_index` in two steps, so that Pagefind indexes the changed pages beside the
+    rest of an incremental build (~0.1 s of its ~1 s on the real catalog): `start` once the
+    pages are staged and the paths deleted known, which starts Pagefind on the pages whose
+    indexed copy changed; `finished` at the end. Where the pages staged or deleted are not
+    those started with, all of it is done again. A context manager: leaving it stops a
+    Pagefind still running and removes the work folder."""
+
+    def __init__(self, site: Path, staged: Path, binary: Path) -> None:
+        self._site, self._staged, self._binary = site, staged, binary
+        self._work = staged / WORK
+        self._running: dict[int, subprocess.Popen[bytes]] = {}  # by the number of its log
+        self._pages: tuple[list[str], list[str]] | None = None  # staged and deleted, started
+        self._marked_before = False
+        self._put_in: list[tuple[str, bytes]] = []  # their new versions, as Pagefind reads them
+        self._taken_out: list[tuple[str, bytes]] = []  # and their published ones
+        self._whole = False  # the index is to be made again whole (answer None)
+
+    def __enter__(self) -> IndexSplice:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop()
+        shutil.rmtree(self._work, ignore_errors=True)
+
+    def start(self, deleted: Collection[str]) -> None:
+        """Pagefind started on the pages staged, and those of `deleted`, whose indexed copy
+        changed."""
+        self._stop()
+        shutil.rmtree(self._work, ignore_errors=True)
+        self._pages = html_pages(self._staged), sorted(p for p in deleted if p.endswith(".html"))
+        self._whole = not self._compared(*self._pages)
+        if not self._whole and self._marked_before and (self._put_in or self._taken_out):
+            for number, (tree, copies, output) in enumerate(self._trees()):
                 if copies:
-                    pages = _tree(work / tree, copies)
-                    running[number] = _start_pagefind(binary, pages, output, work, number)
-            codes = {number: started.wait() for number, started in running.items()}
-        finally:  # one started before the other failed to start: not left running
-            for started in running.values():
-                if started.poll() is None:
-                    started.kill()
-                    started.wait()
+                    pages = _tree(self._work / tree, copies)
+                    self._running[number] = _start_pagefind(
+                        self._binary, pages, output, self._work, number
+                    )
+
+    def _compared(self, staged: list[str], deleted: list[str]) -> bool:
+        """The pages' staged copies compared with their published ones, each that differs
+        noted; False where the index cannot be spliced: no index yet, too many pages staged,
+        or a published page that is not a file."""
+        self._marked_before = False
+        self._put_in, self._taken_out = [], []
+        if not (self._site / FOLDER / ENTRY).is_file() or len(staged) > PART_PAGES:
+            return False
+        for path in [*staged, *deleted]:
+            new = _indexed_copy(self._staged / path)
+            try:
+                old = _indexed_copy(self._site / path)
+            except OSError:  # not a file, or a link: the patch refuses it, in one line
+                return False
+            self._marked_before |= old is not None
+            if old == new:
+                continue
+            if new is not None:
+                self._put_in.append((path, new))
+            if old is not None:
+                self._taken_out.append((path, old))
+        return True
+
+    def _trees(self) -> list[tuple[str, list[tuple[str, bytes]], Path]]:
+        """The two trees Pagefind indexes: the new versions, and the published ones, indexed
+        again beside them: which page of the index each was, and its words (those chunks are
+        the ones to make again), Pagefind says."""
+        return [
+            ("site", self._put_in, self._work / "index"),
+            ("site-published", self._taken_out, self._work / "index-published"),
+        ]
+
+    def _stop(self) -> None:
+        for running in self._running.values():
+            if running.poll() is None:
+                running.kill()
+            running.wait()
+        self._running = {}
+
+    def finished(self, deleted: Collection[str]) -> list[str] | None:
+        """`spliced_index`'s answer, `deleted` the paths the build removes."""
+        now = html_pages(self._staged), sorted(p for p in deleted if p.endswith(".html"))
+        if now != self._pages:  # not started, or a page staged or deleted since
+            self.start(deleted)
+        if self._whole:
+            return None
+        if not self._put_in and not self._taken_out:
+            return []
+        if not self._marked_before:  # the old site may be one whose every page was indexed
+            return None
+        codes = {number: running.wait() for number, running in self._running.items()}
         for number, code in codes.items():
             if code != 0:
-                raise SearchError(_pagefind_failure(code, work / f"pagefind-{number}.log"))
+                raise SearchError(_pagefind_failure(code, self._work / f"pagefind-{number}.log"))
+        (_, _, part), (_, _, old_part) = self._trees()
         try:
             gone = splice_index(
-                index,
-                part if put_in else None,
-                old_part if taken_out else None,
-                staged / FOLDER,
+                self._site / FOLDER,
+                part if self._put_in else None,
+                old_part if self._taken_out else None,
+                self._staged / FOLDER,
             )
         except MERGE_ERRORS:  # IndexFormatError among them
-            shutil.rmtree(staged / FOLDER, ignore_errors=True)
+            shutil.rmtree(self._staged / FOLDER, ignore_errors=True)
             return None
         return [f"{FOLDER}/{path}" for path in gone]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def _tree(tree: Path, copies: list[tuple[str, bytes]]) -> Path:

@@ -109,8 +109,8 @@ class Output:
         pass
 
     def rendered(self) -> None:
-        """Called once every page is written, in this process, before the files that are not
-        pages on a big site."""
+        """Called once every page is written, in this process: before the files that are not
+        pages on a big site, after them on a smaller one."""
 
 
 class EscapingOutput(Output):
@@ -242,8 +242,8 @@ def render_into(
             count,
             write_extras if beside else None,
         )
+        out.rendered()
         if not beside:
-            out.rendered()
             write_extras()
     else:
         with Writing(out) if count > 1 else contextlib.nullcontext() as behind:
@@ -252,6 +252,7 @@ def render_into(
                 _render_page(page, templates, chrome, out)
                 if progress is not None:
                     progress(number, total)
+            out.rendered()  # before the wait for the big files' thread
     return len(paths)
 
 

@@ -24,11 +24,12 @@ import sitegen.publish.search
 import sitegen.render.render
 from sitegen.cli import main
 from sitegen.pipeline import build_site
-from sitegen.publish.incremental import output_tree, read_state
+from sitegen.publish.incremental import IncrementalOutput, State, output_tree, read_state
 from sitegen.publish.pagefind_format import PAGEFIND_VERSION, SIGNATURE, PageKey, read
 from sitegen.publish.search import (
     EXCLUDED,
     FOLDER,
+    HeldIndexSizes,
     IndexedAsRendered,
     SearchError,
     html_pages,
@@ -371,8 +372,8 @@ def test_the_pages_indexed_while_rendering_are_those_read_back(
     assert len(marked) == INDEXED
     if forked:  # a part was indexed while pages were rendered
         assert events[0] == "part of 8" and events.count("part of 8") == INDEXED // 8
-    else:  # rendered in this process: indexed, in one part, once all were written
-        assert events == ["finish", f"part of {INDEXED}"]
+    else:  # rendered in this process: indexed, in one part, as soon as all were written
+        assert events == [f"part of {INDEXED}", "finish"]
     assert marked == sitegen.publish.search.indexed_pages(out)
     read_back = tmp_path / "read-back"
     binary = pagefind_binary()
@@ -644,9 +645,11 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
         whole.append(args)
         return index(*args)  # type: ignore[arg-type]
 
+    starts: list[str] = []
+
     def looked_at(binary: Path, pages: Path, *rest: Any) -> Any:
         if not pages.name.startswith("site-") or pages.name == "site-published":
-            assert pages.name not in indexed  # each tree indexed once
+            starts.append(pages.name)
             indexed[pages.name] = set(html_pages(pages))
         return start_pagefind(binary, pages, *rest)
 
@@ -660,6 +663,14 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
     monkeypatch.setattr(sitegen.pipeline, "index_search", counted)
     monkeypatch.setattr(sitegen.publish.search, "_start_pagefind", looked_at)
     monkeypatch.setattr(sitegen.publish.pagefind_format, "_spliced_chunks", chunked)
+    started: list[bool] = []  # whether Pagefind was started as the build's files were told apart
+    finish = IncrementalOutput.finish
+
+    def told_apart(self: IncrementalOutput, *args: Any) -> None:
+        started.append(bool(starts))
+        finish(self, *args)
+
+    monkeypatch.setattr(IncrementalOutput, "finish", told_apart)
     same = build_site(content, out, incremental=True, search=True)
     assert whole == [] and indexed == {} and same.search is None
     assert len(list((out / FOLDER / "index").iterdir())) > 10
@@ -676,6 +687,8 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
         before = tree(out)
         change()
         indexed.clear()
+        starts.clear()
+        started.clear()
         changed = build_site(content, out, incremental=True, search=True)
         cold = tmp_path / f"cold-{number}"
         made = build_site(content, cold, search=True)
@@ -696,8 +709,11 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
             if path.endswith(".html") and _indexed_copy(page) is not None
             if _indexed_copy(page) != _indexed_copy(after.get(path))
         }
-        # One Pagefind run over exactly the new versions, one over the published ones.
+        # One Pagefind run over exactly the new versions, one over the published ones (the
+        # pages removed among them: a run's), each started once, as the pages were staged.
         assert moved and indexed == {"site": moved, "site-published": published}
+        assert sorted(starts) == ["site", "site-published"]
+        assert started == [True]  # before the build's files were told apart
         state = read_state(out, content)  # the index's changed files looked at again
         assert state is not None and state.tree == output_tree(out.resolve())
     # Built without the index, an incremental build leaves none behind.
@@ -709,6 +725,46 @@ def test_incremental_builds_splice_into_the_index_only_the_pages_that_changed(
     # the pages changed (here its kernel's page holds most words: test_pagefind_format.py
     # counts how few are made again on a bigger index).
     assert len(spliced) == 1 and spliced[0] > 0
+
+
+def test_a_held_state_patches_the_index_sizes_with_its_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Builds that hold their state (the build daemon's) splice the index and tell its sizes
+    from the held tree: summed from it once, then changed by the index's files each splice
+    changes, through an edit, a run removed and one added; each time what a cold build of
+    the same content says, and its very files."""
+    content = tmp_path / "content"
+    shutil.copytree(SITE_CONTENT, content)
+    out = tmp_path / "public"
+    state = State()
+    build_site(content, out, state=state, incremental=True, search=True)
+    summed: list[int] = []
+    of = HeldIndexSizes.of
+
+    def counted(cls: type[HeldIndexSizes], tree: Any) -> HeldIndexSizes:
+        summed.append(len(tree))
+        return of(tree)
+
+    monkeypatch.setattr(HeldIndexSizes, "of", classmethod(counted))
+    runs = run_files(content)
+    kept = tmp_path / "removed.json"
+    shutil.copyfile(runs[1], kept)
+    changes = [
+        lambda: edit(runs[0], lambda d: d["spec"]["timing"]["latencyNs"].update(median=7)),
+        runs[1].unlink,
+        lambda: shutil.copyfile(kept, content / "runs" / "added.json"),
+        lambda: edit(runs[0], lambda d: d["metadata"].update(title="Renamed")),
+    ]
+    for number, change in enumerate(changes):
+        change()
+        built = build_site(content, out, state=state, incremental=True, search=True)
+        cold = tmp_path / f"cold-{number}"
+        made = build_site(content, cold, search=True)
+        assert built.search is not None and made.search is not None
+        assert built.search[:3] == made.search[:3]
+        assert tree(out) == tree(cold)
+    assert len(summed) == 1
 
 
 def test_a_pagefind_failing_over_the_published_pages_fails_the_build_in_one_line(
