@@ -20,6 +20,7 @@ incremental build's patched site) the same way, its parts in path order.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -261,8 +262,7 @@ class IndexedAsRendered(Output):
         self._site = site
         self._binary = binary
         self._work = site / WORK
-        self._copies = self._work / "copies"
-        self._made: set[str] = set()  # folders of `_copies` this process made
+        self._copies = self._work / "copies"  # flat: each page's copy named `_flat(path)`
         self._noted: list[str] = []  # this process's marked pages since `records`
         self._pending: list[str] = []  # the parent's: noted, not yet in a part
         self._parts: list[Path] = []  # the parent's: each started part's index folder
@@ -294,12 +294,8 @@ class IndexedAsRendered(Output):
                 self._noted.append(path)
 
     def _copy(self, path: str, read: bytes) -> None:
-        folder = os.path.dirname(path)
-        target = self._copies / path
+        target = self._copies / _flat(path)
         try:
-            if folder not in self._made:
-                os.makedirs(self._copies / folder, exist_ok=True)
-                self._made.add(folder)
             with open(target, "xb") as file:
                 file.write(read)
         except OSError as error:
@@ -346,7 +342,7 @@ class IndexedAsRendered(Output):
         number = len(self._parts)
         tree = self._work / f"site-{number}"
         for path in _with_folders(tree, pages):
-            os.rename(self._copies / path, tree / path)
+            os.rename(self._copies / _flat(path), tree / path)
         os.makedirs(tree, exist_ok=True)
         output = self._work / f"index-{number}"
         self._parts.append(output)
@@ -544,6 +540,19 @@ def what_pagefind_reads(page: bytes) -> bytes | None:
     if BODY_MARKER not in page:
         return None
     return index_copy(page) or page
+
+
+def _flat(path: str) -> str:
+    """A file name of its own for the page at `path`: the copies wait in one folder, not in a
+    tree of ~25,000 folders (each made, then removed as the build ends: ~0.5 s of it on the
+    real catalog, when nothing else is left to do)."""
+    name = path.replace("%", "%25").replace("/", "%2F")
+    if len(name.encode()) > _FLAT_NAME_BYTES:  # a file name's limit is 255 bytes
+        name = hashlib.sha256(path.encode()).hexdigest()
+    return name
+
+
+_FLAT_NAME_BYTES = 200
 
 
 def _with_folders(root: Path, paths: list[str]) -> Iterator[str]:

@@ -40,6 +40,7 @@ from sitegen.publish.search import (
     pagefind_version,
     what_pagefind_reads,
 )
+from sitegen.render.render import Output
 from tests.conftest import FIXTURES, REPOSITORY
 from tests.publish.test_incremental import edit, run_files
 from tests.test_pipeline import tree
@@ -338,6 +339,27 @@ def test_only_the_pages_pagefind_would_index_are_handed_to_it(tmp_path: Path) ->
     for path in ("a/index.html", "c/index.html"):
         (site / path).write_text("<html><body><main>plain</main></body></html>")
     assert sitegen.publish.search.indexed_pages(site) == sorted(pages)
+
+
+def test_pages_of_any_path_wait_for_their_part_in_one_folder(tmp_path: Path) -> None:
+    """The copies of the pages rendered wait in one flat folder, each under a name of its own
+    (a path past a file name's length under its hash), and reach Pagefind at their paths."""
+    binary = pagefind_binary()
+    assert binary is not None
+    site = tmp_path / "site"
+    site.mkdir()
+    paths = ["a/index.html", "a%2Fb/index.html", f"{'x' * 150}/{'y' * 150}/index.html"]
+    with IndexedAsRendered(Output(lambda path, data: None), site, binary) as indexing:
+        for number, path in enumerate(paths):
+            body = f'<h1 data-pagefind-body>w{number}<span data-pagefind-filter="Page">Run</span>'
+            indexing.write(path, f"<html><body>{body}</h1></body></html>".encode())
+        copies = list((site / sitegen.publish.search.WORK / "copies").iterdir())
+        assert len(copies) == 3 and all(p.is_file() and len(p.name) <= 200 for p in copies)
+        index = indexing.finish(tmp_path / "index")
+    assert index.pages == 3
+    urls = sorted("/" + path.removesuffix("index.html") for path in paths)
+    assert sorted(indexed_pages(tmp_path / "index")) == urls
+    assert not (site / sitegen.publish.search.WORK).exists()
 
 
 @pytest.mark.parametrize("forked", [False, True])
